@@ -1,0 +1,52 @@
+# AgentRL: `make demo` and `make test` set everything up on a fresh machine, then run.
+# Both are idempotent: the venv is rebuilt only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.agentrl-installed
+# Debian packages the default test tiers use (bubblewrap isolates the Python sandbox).
+SYSTEM_PACKAGES := bubblewrap
+SYSTEM_COMMANDS := bwrap
+
+.PHONY: demo test lint system-deps setup clean
+
+demo: setup
+	$(PY) -m agentrl.cli demo
+
+test: setup
+	$(VENV)/bin/ruff check agentrl tests
+	$(PY) -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check agentrl tests
+
+setup: system-deps $(STAMP)
+
+# Installs missing Debian packages when root; otherwise prints the exact command and goes on
+# (the sandbox then reports the weaker isolation it runs with).
+system-deps:
+	@missing=""; for c in $(SYSTEM_COMMANDS); do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing system packages: $(SYSTEM_PACKAGES)"; \
+	    (apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null 2>&1 || \
+	     (apt-get update -qq >/dev/null && apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null)) || \
+	    echo "warning: could not install $(SYSTEM_PACKAGES); run: apt-get install -y $(SYSTEM_PACKAGES)"; \
+	  else \
+	    echo "note: missing$$missing; for full sandbox isolation run: sudo apt-get install -y $(SYSTEM_PACKAGES)"; \
+	  fi; \
+	fi
+
+# torch is installed first and pinned: anything that pulls it unpinned takes a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "AgentRL needs Python >= 3.10")'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[dev]'
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

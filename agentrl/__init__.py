@@ -1,0 +1,17 @@
+"""AgentRL: Gymnasium and PettingZoo environments, agents and trainers for LLM agents.
+
+``import agentrl`` registers every built-in environment with Gymnasium:
+
+>>> import gymnasium as gym
+>>> import agentrl
+>>> "AgentRL/TIRMath-v0" in gym.registry
+True
+"""
+
+from __future__ import annotations
+
+from agentrl import envs as _envs  # noqa: F401  (registers every env id)
+from agentrl.core.registry import registered_domains
+
+__version__ = "0.1.0"
+__all__ = ["__version__", "registered_domains"]

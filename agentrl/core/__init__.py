@@ -1,0 +1,46 @@
+"""The few abstractions every domain shares."""
+
+from __future__ import annotations
+
+from agentrl.core.actions import Action, ActionSet, ParseError
+from agentrl.core.env import INFO_KEYS, AgentEnv
+from agentrl.core.errors import (
+    AgentRLError,
+    DependencyNotInstalled,
+    InvalidActionType,
+    ResetNeeded,
+    SandboxUnavailable,
+    TaskFormatError,
+    UnknownTask,
+)
+from agentrl.core.registry import register_domain, registered_domains
+from agentrl.core.spaces import UnicodeText, rgb_image_space
+from agentrl.core.task import JsonlTaskSource, ListTaskSource, Task, TaskSource
+from agentrl.core.verify import Rubric, RubricItem, Score, Verifier
+
+__all__ = [
+    "INFO_KEYS",
+    "Action",
+    "ActionSet",
+    "AgentEnv",
+    "AgentRLError",
+    "DependencyNotInstalled",
+    "InvalidActionType",
+    "JsonlTaskSource",
+    "ListTaskSource",
+    "ParseError",
+    "ResetNeeded",
+    "Rubric",
+    "RubricItem",
+    "SandboxUnavailable",
+    "Score",
+    "Task",
+    "TaskFormatError",
+    "TaskSource",
+    "UnicodeText",
+    "UnknownTask",
+    "Verifier",
+    "register_domain",
+    "registered_domains",
+    "rgb_image_space",
+]

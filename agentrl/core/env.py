@@ -1,0 +1,309 @@
+"""``AgentEnv``: the one generic turn loop every text domain runs on.
+
+A domain is a :class:`~agentrl.core.task.TaskSource`, an :class:`~agentrl.core.actions.ActionSet`,
+a :class:`~agentrl.core.verify.Verifier` and a :class:`~agentrl.sandboxes.base.Sandbox` plugged into
+:class:`AgentEnv`. One step:
+
+1. ``parsed = action_set.parse(action)``; a bad format gives an ``"[error] ..."`` observation and
+   ``info["action_error"]``; the episode goes on.
+2. A final answer is scored by the verifier: ``reward = score.value``, ``terminated = True``.
+3. Anything else runs in the sandbox (isolated, with a deadline, output capped) ...
+4. ... and the result is rendered as the next observation: errors are observations, never exceptions.
+5. When the turn budget is spent, ``truncated = True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+
+from agentrl.core.actions import Action, ActionSet, ParseError
+from agentrl.core.errors import InvalidActionType, ResetNeeded, UnknownTask
+from agentrl.core.spaces import UnicodeText
+from agentrl.core.task import Task, TaskSource
+from agentrl.core.text import truncate_middle
+from agentrl.core.verify import Score, Verifier
+from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, Sandbox
+
+__all__ = ["AgentEnv", "INFO_KEYS", "render_execution_result"]
+
+#: the keys of ``info`` on every ``reset`` and ``step``
+INFO_KEYS = (
+    "task_id",
+    "turn",
+    "turns_left",
+    "action_error",
+    "tool_error",
+    "void_turn",
+    "done_reason",
+    "reward_components",
+)
+
+_RESET_OPTIONS = ("task_id", "task_index")
+
+
+def render_execution_result(action: Action, result: ExecutionResult) -> str:
+    r"""Default rendering of a sandbox result as the next observation.
+
+    >>> render_execution_result(Action("code", "print(1)"), ExecutionResult(ok=True, output="1\\n"))
+    '1\\n'
+    >>> render_execution_result(Action("code", "1/0"), ExecutionResult(ok=False, output="", error="ZeroDivisionError"))
+    '[tool error] ZeroDivisionError'
+    """
+    if result.ok:
+        return result.output if result.output else "[no output]"
+    prefix = result.output + ("\n" if result.output and not result.output.endswith("\n") else "")
+    return f"{prefix}[tool error] {result.error}"
+
+
+class AgentEnv(gym.Env[str, str]):
+    """A multi-turn text environment for LLM agents (the generic turn loop).
+
+    Observations and actions are ``str`` (:class:`~agentrl.core.spaces.UnicodeText`). Domains
+    usually subclass only to set their parts and document their arguments.
+
+    Args:
+        task_source: where tasks come from.
+        action_set: how the agent's text maps to actions.
+        verifier: scores final answers.
+        sandbox_factory: builds the sandbox for non-final actions (called once, at the first reset);
+            ``None`` for envs without tools.
+        max_turns: the turn budget; the step that spends it is truncated.
+        max_observation_chars: observations longer than this are cut in the middle, with a marker.
+        max_action_chars: longer actions are refused with an error observation.
+        end_on_void_turn: end the episode (terminated, reward 0) on a turn with no usable action.
+        render_mode: ``"ansi"`` (``render()`` returns the transcript) or ``"human"`` (prints it).
+        system_prompt: the role and rules for an LLM; the action set's instructions are appended.
+        render_result: turns a sandbox result into an observation.
+
+    Info keys on every ``reset``/``step`` (see :data:`INFO_KEYS`): ``task_id``, ``turn`` (turns taken),
+    ``turns_left``, ``action_error`` (why the action did not parse, else ``None``), ``tool_error``
+    (why the tool failed, else ``None``), ``void_turn``, ``done_reason`` (``"answered"``,
+    ``"max_turns"``, ``"void_turn"`` or ``None``), ``reward_components``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1, "stop_sequences": ()}
+
+    def __init__(
+        self,
+        *,
+        task_source: TaskSource,
+        action_set: ActionSet,
+        verifier: Verifier,
+        sandbox_factory: Callable[[], Sandbox] | None = None,
+        max_turns: int = 10,
+        max_observation_chars: int = 16_000,
+        max_action_chars: int = 65_536,
+        end_on_void_turn: bool = False,
+        render_mode: str | None = None,
+        system_prompt: str = "",
+        render_result: Callable[[Action, ExecutionResult], str] = render_execution_result,
+    ) -> None:
+        if not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns must be an int >= 1, got {max_turns!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.task_source = task_source
+        self.action_set = action_set
+        self.verifier = verifier
+        self.max_turns = max_turns
+        self.max_observation_chars = max_observation_chars
+        self.max_action_chars = max_action_chars
+        self.end_on_void_turn = end_on_void_turn
+        self.render_mode = render_mode
+        self._system_prompt = system_prompt
+        self._render_result = render_result
+        self._sandbox_factory = sandbox_factory
+        self._sandbox: Sandbox | None = None
+        self._sandbox_dirty = False
+        self.observation_space = UnicodeText(max_observation_chars)
+        self.action_space = UnicodeText(max_action_chars)
+        self._task: Task | None = None
+        self._turn = 0
+        self._active = False
+        self._transcript: list[tuple[str, str]] = []
+        self._closed = False
+
+    # -- read-only views -------------------------------------------------------------------
+    @property
+    def system_prompt(self) -> str:
+        """Everything an LLM needs before the first observation: role, rules, action format."""
+        parts = [self._system_prompt.strip(), self.action_set.describe().strip()]
+        return "\n\n".join(p for p in parts if p)
+
+    @property
+    def task(self) -> Task:
+        """The current task (privileged: oracle agents and tests read it, policies should not)."""
+        if self._task is None:
+            raise ResetNeeded("no task yet: call env.reset() first")
+        return self._task
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The sandbox, once the first reset has created it."""
+        return self._sandbox
+
+    @property
+    def transcript(self) -> list[tuple[str, str]]:
+        """``(role, text)`` pairs of this episode: ``("env", obs)`` and ``("agent", action)``."""
+        return list(self._transcript)
+
+    # -- gymnasium API ---------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode on a task drawn with ``np_random`` (or chosen by ``options``).
+
+        Options: ``{"task_id": str}`` or ``{"task_index": int}`` (finite sources).
+        """
+        super().reset(seed=seed)
+        if self._closed:
+            raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
+        self._task = self._choose_task(options or {})
+        self._prepare_sandbox()
+        self._turn = 0
+        self._active = True
+        observation = self._cap(self.initial_observation(self._task))
+        self._transcript = [("env", observation)]
+        return observation, self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Take one agent turn; see the module docstring for the flow."""
+        if not self._active:
+            raise ResetNeeded(
+                "step() called before reset() or after the episode ended; call env.reset() to start an episode"
+            )
+        if not isinstance(action, str):
+            raise InvalidActionType(
+                f"expected the action to be a str (the agent's message), got {type(action).__name__}; "
+                "convert it with str(...) or check what your agent returns"
+            )
+        self._turn += 1
+        parsed = self._parse(action)
+        reward, terminated, truncated = 0.0, False, False
+        action_error = tool_error = done_reason = None
+        void_turn = False
+        components: dict[str, float] = {}
+
+        if isinstance(parsed, ParseError):
+            action_error, void_turn = parsed.message, parsed.void
+            observation = f"[error] {parsed.message}"
+        elif parsed.kind in self.action_set.final_kinds:
+            score = self._score(parsed.content)
+            reward, terminated, done_reason = float(score.value), True, "answered"
+            components = dict(score.breakdown)
+            observation = self.final_observation(score)
+        else:
+            observation, tool_error = self.execute_action(parsed)
+
+        if not terminated and void_turn and self.end_on_void_turn:
+            terminated, done_reason = True, "void_turn"
+        if not terminated and self._turn >= self.max_turns:
+            truncated, done_reason = True, "max_turns"
+        self._active = not (terminated or truncated)
+
+        observation = self._cap(observation)
+        self._transcript += [("agent", action), ("env", observation)]
+        info = self._info(action_error=action_error, tool_error=tool_error, void_turn=void_turn)
+        info.update(done_reason=done_reason, reward_components=components)
+        if self.render_mode == "human":
+            self.render()
+        return observation, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        """``"ansi"``: return the episode transcript; ``"human"``: print its last exchange."""
+        if self.render_mode is None:
+            gym.logger.warn('render() called without a render_mode; pass render_mode="ansi" to gym.make')
+            return None
+        text = "\n\n".join(f"[{role}]\n{body}" for role, body in self._transcript)
+        if self.render_mode == "human":
+            print("\n\n".join(f"[{role}]\n{body}" for role, body in self._transcript[-2:]))
+            return None
+        return text
+
+    def close(self) -> None:
+        """Release the sandbox; safe to call twice."""
+        self._active = False
+        self._closed = True
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    # -- hooks a domain may override -------------------------------------------------------
+    def initial_observation(self, task: Task) -> str:
+        """The first observation: the task and the instructions for the action format."""
+        return f"{task.prompt}\n\n{self.action_set.describe()}"
+
+    def final_observation(self, score: Score) -> str:
+        """The observation after the final answer."""
+        verdict = "correct" if score.success else "not correct"
+        return f"[episode over] your final answer is {verdict} (reward {score.value:g})."
+
+    def execute_action(self, action: Action) -> tuple[str, str | None]:
+        """Run a non-final action in the sandbox; return ``(observation, tool_error)``."""
+        if self._sandbox is None:
+            return f"[error] this env has no tools; give your final answer ({action.kind!r} is not available)", None
+        self._sandbox_dirty = True
+        result = self._sandbox.execute(ExecutionRequest(action.content))
+        return self._render_result(action, result), (None if result.ok else (result.error or "failed"))
+
+    def episode_state(self) -> Mapping[str, Any]:
+        """What the verifier may look at besides the answer."""
+        return {"turn": self._turn, "transcript": self.transcript}
+
+    # -- internals -------------------------------------------------------------------------
+    def _choose_task(self, options: Mapping[str, Any]) -> Task:
+        unknown = sorted(set(options) - set(_RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid options: {list(_RESET_OPTIONS)}")
+        if "task_id" in options and "task_index" in options:
+            raise ValueError("pass either options['task_id'] or options['task_index'], not both")
+        if "task_id" in options:
+            return self.task_source.get(str(options["task_id"]))
+        if "task_index" in options:
+            if not hasattr(self.task_source, "__getitem__"):
+                raise UnknownTask(
+                    options["task_index"],
+                    hint=f"{type(self.task_source).__name__} is not indexable; use options={{'task_id': ...}}",
+                )
+            return self.task_source[options["task_index"]]  # type: ignore[index]
+        return self.task_source.sample(self.np_random)
+
+    def _prepare_sandbox(self) -> None:
+        if self._sandbox_factory is None:
+            return
+        if self._sandbox is None:
+            self._sandbox = self._sandbox_factory()
+        elif self._sandbox_dirty:
+            self._sandbox.reset()
+        self._sandbox_dirty = False
+
+    def _parse(self, action: str) -> Action | ParseError:
+        if len(action) > self.max_action_chars:
+            return ParseError(
+                f"your message is {len(action)} characters long; the limit is {self.max_action_chars}. "
+                "Write a shorter turn.",
+                raw="",
+            )
+        return self.action_set.parse(action)
+
+    def _score(self, answer: str) -> Score:
+        assert self._task is not None  # guarded by _active
+        return self.verifier(self._task, answer, self.episode_state())
+
+    def _cap(self, observation: str) -> str:
+        return truncate_middle(observation, self.max_observation_chars)
+
+    def _info(
+        self, *, action_error: str | None = None, tool_error: str | None = None, void_turn: bool = False
+    ) -> dict[str, Any]:
+        return {
+            "task_id": self._task.id if self._task else None,
+            "turn": self._turn,
+            "turns_left": self.max_turns - self._turn,
+            "action_error": action_error,
+            "tool_error": tool_error,
+            "void_turn": void_turn,
+            "done_reason": None,
+            "reward_components": {},
+        }

@@ -1,0 +1,11 @@
+"""Built-in domains. Importing this package registers every env id (nothing heavy is imported)."""
+
+from __future__ import annotations
+
+from agentrl.core.registry import register_domain
+
+register_domain(
+    "TIRMath",
+    "agentrl.envs.tirmath.env:TIRMathEnv",
+    description="Tool-integrated math: run Python in a sandbox, answer in \\boxed{}; math-verify reward.",
+)

@@ -1,0 +1,157 @@
+"""``AgentRL/TIRMath-v0``: tool-integrated math reasoning (after ToRL, SimpleTIR, VerlTool VT-Math)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from agentrl.core.actions import Action
+from agentrl.core.env import AgentEnv
+from agentrl.envs.tirmath.actions import TIRActionSet
+from agentrl.envs.tirmath.verify import MathVerifier
+from agentrl.sandboxes.base import ExecutionResult, Sandbox
+
+__all__ = ["SYSTEM_PROMPT", "TIRMathEnv", "render_tool_output"]
+
+SYSTEM_PROMPT = (
+    "You are an expert mathematician who solves problems step by step and uses Python to compute "
+    "whatever is tedious or error-prone. Think briefly, compute, check, then answer."
+)
+
+
+def render_tool_output(action: Action, result: ExecutionResult) -> str:
+    r"""A sandbox result as the ```output block a TIR model expects.
+
+    >>> render_tool_output(Action("code", "print(6*7)"), ExecutionResult(ok=True, output="42\\n"))
+    '```output\\n42\\n```'
+    """
+    body = result.output.rstrip("\n")
+    if not result.ok:
+        error = result.error or "the code failed"
+        body = f"{body}\n{error}" if body else error
+    if not body:
+        body = "[no output; use print() to see values]"
+    return f"```output\n{body}\n```"
+
+
+class TIRMathEnv(AgentEnv):
+    r"""Solve a math problem by writing Python that runs in a sandbox, then answer in ``\boxed{}``.
+
+    ## Description
+
+    Tool-integrated reasoning (TIR), as in ToRL, SimpleTIR and VerlTool's VT-Math: each turn the agent
+    writes text; fenced ``python`` blocks are executed in a persistent, isolated Python session and
+    their output comes back as the next observation; a ``\boxed{...}`` answer ends the episode and is
+    checked with math-verify against the gold answer. Tasks come from a procedural generator of
+    problems that need computation (big-integer arithmetic, modular arithmetic, combinatorics,
+    linear systems, series) or from a GSM8K- or MATH-style JSONL file.
+
+    ## Action Space
+
+    ``UnicodeText(max_action_chars)``: the agent's message (any ``str``). See
+    :class:`~agentrl.envs.tirmath.actions.TIRActionSet` for the format.
+
+    ## Observation Space
+
+    ``UnicodeText(max_observation_chars)``. After ``reset``: the problem and the action format. After a
+    code turn: `````output ... ````` with the printed output (capped, with a visible marker) or the
+    error. After a malformed turn: ``"[error] ..."`` saying what to fix.
+
+    ## Rewards
+
+    1.0 for a final answer equivalent to the gold answer (math-verify), else 0.0. Every other turn: 0.
+
+    ## Starting State
+
+    A task drawn with the env's ``np_random`` (``reset(seed=...)`` is reproducible), or chosen with
+    ``options={"task_id": ...}`` / ``{"task_index": i}`` (files); a fresh Python session.
+
+    ## Episode End
+
+    Terminated by a final answer (``info["done_reason"] == "answered"``) or, with
+    ``end_on_void_turn=True``, by a turn with neither a complete code block nor an answer
+    (``"void_turn"``). Truncated when ``max_turns`` turns are spent (``"max_turns"``).
+
+    ## Arguments
+
+    ```python
+    gym.make("AgentRL/TIRMath-v0", families=None, difficulty=(1, 3), dataset=None, max_turns=10,
+             end_on_void_turn=False, code_timeout_s=10.0, memory_mb=1024, max_output_chars=4000,
+             isolation="auto", render_mode=None)
+    ```
+
+    * ``families``: procedural families to draw from (default: all); see ``problems.FAMILIES``.
+    * ``difficulty``: an int 1-5 or an inclusive ``(low, high)`` range.
+    * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
+    * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``.
+    * ``isolation``: ``"auto"`` (bubblewrap when installed), ``"bwrap"`` or ``"process"``.
+    * ``sandbox_factory``: build your own sandbox instead (any :class:`~agentrl.sandboxes.base.Sandbox`).
+
+    ## Version History
+
+    * v0: initial release.
+
+    >>> import gymnasium as gym, agentrl
+    >>> env = gym.make("AgentRL/TIRMath-v0", families=["modular"], difficulty=1)
+    >>> observation, info = env.reset(seed=0)
+    >>> info["task_id"].startswith("tirmath/modular/d1/")
+    True
+    >>> env.close()
+    """
+
+    metadata: dict[str, Any] = {**AgentEnv.metadata, "stop_sequences": ("```output",)}
+
+    def __init__(
+        self,
+        *,
+        families: Sequence[str] | None = None,
+        difficulty: int | tuple[int, int] = (1, 3),
+        dataset: str | os.PathLike[str] | None = None,
+        dataset_format: Literal["auto", "gsm8k", "math", "simple"] = "auto",
+        max_turns: int = 10,
+        end_on_void_turn: bool = False,
+        code_timeout_s: float = 10.0,
+        memory_mb: int = 1024,
+        max_output_chars: int = 4000,
+        isolation: Literal["auto", "bwrap", "process"] = "auto",
+        sandbox_factory: Callable[[], Sandbox] | None = None,
+        verify_timeout_s: float = 10.0,
+        max_observation_chars: int = 16_000,
+        max_action_chars: int = 65_536,
+        render_mode: str | None = None,
+    ) -> None:
+        if dataset is not None:
+            from agentrl.envs.tirmath.datasets import JsonlMathSource
+
+            task_source: Any = JsonlMathSource(dataset, format=dataset_format)
+        else:
+            from agentrl.envs.tirmath.problems import ProceduralMathSource
+
+            task_source = ProceduralMathSource(families=families, difficulty=difficulty)
+        if sandbox_factory is None:
+            sandbox_factory = _python_sandbox_factory(
+                timeout_s=code_timeout_s, memory_mb=memory_mb, max_output_chars=max_output_chars, isolation=isolation
+            )
+        super().__init__(
+            task_source=task_source,
+            action_set=TIRActionSet(),
+            verifier=MathVerifier(timeout_s=verify_timeout_s),
+            sandbox_factory=sandbox_factory,
+            max_turns=max_turns,
+            max_observation_chars=max_observation_chars,
+            max_action_chars=max_action_chars,
+            end_on_void_turn=end_on_void_turn,
+            render_mode=render_mode,
+            system_prompt=SYSTEM_PROMPT,
+            render_result=render_tool_output,
+        )
+
+
+def _python_sandbox_factory(**options: Any) -> Callable[[], Sandbox]:
+    def build() -> Sandbox:
+        from agentrl.sandboxes.python import PythonSandbox
+
+        return PythonSandbox(mode="session", **options)
+
+    return build

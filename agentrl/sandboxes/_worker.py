@@ -1,0 +1,433 @@
+"""The program that runs inside a :class:`agentrl.sandboxes.python.PythonSandbox` worker.
+
+It is started by the parent with one argument, a JSON configuration, and speaks a framed
+protocol on two inherited pipe fds (never on stdout: user code may write anything to fd 1/2).
+Every frame is ``MAGIC + 4-byte big-endian length + UTF-8 JSON``.
+
+Standard library only, and it must not import ``agentrl``: inside bubblewrap the project directory
+is not mounted. This file is not a public API.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import ctypes
+import io
+import json
+import linecache
+import os
+import resource
+import signal
+import struct
+import sys
+import traceback
+
+MAGIC = b"AGRL"
+_HEADER = struct.Struct(">4sI")
+_MAX_REQUEST = 256 * 1024 * 1024
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_REMOUNT = 32
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_PR_SET_PDEATHSIG = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_CHILD_SUBREAPER = 36
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class CPUTimeExceeded(BaseException):
+    """Raised by the SIGXCPU handler; BaseException so ``except Exception`` in user code won't eat it."""
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    def enc(s):
+        return (None if s is None else s.encode())
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def _prctl(option: int, value: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)), "prctl")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _private_mounts(cfg: dict) -> None:
+    """Process mode as root: hide homes and temp dirs behind empty tmpfs, re-expose what we need.
+
+    The Python installation may live under /root (pyenv), which uid-dropped code could not traverse
+    anyway, so it is bind-mounted back read-only; the scratch directory becomes a size-capped tmpfs
+    owned by the worker's uid, so user code cannot fill the host disk.
+    """
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
+    keep = [p for p in cfg["keep_paths"] if os.path.exists(p)]
+    fds = {p: os.open(p, os.O_PATH) for p in keep}
+    for hide in cfg["hide_dirs"]:
+        if not os.path.isdir(hide) or os.path.islink(hide):
+            continue
+        _mount("tmpfs", hide, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m")
+    for path, fd in fds.items():
+        if not any(_under(path, h) for h in cfg["hide_dirs"]):
+            continue
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, 0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+            open(path, "a").close()
+        _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
+        _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None)
+    for fd in fds.values():
+        os.close(fd)
+    scratch = cfg["scratch"]
+    uid = cfg["drop_to"]
+    os.makedirs(scratch, 0o700, exist_ok=True)
+    _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV,
+           f"mode=0700,uid={uid},gid={uid},size={cfg['scratch_mb']}m")
+    os.chdir(scratch)
+
+
+class _Capture:
+    """fd 1 and 2 point at one memfd, so output of C code and of child processes is captured too."""
+
+    def __init__(self, max_file_bytes: int) -> None:
+        self.fd = os.memfd_create("agentrl-output", 0)
+        self.max_file_bytes = max_file_bytes
+
+    def start(self) -> None:
+        try:
+            os.fstat(self.fd)
+        except OSError:  # user code closed it in a previous call
+            self.fd = os.memfd_create("agentrl-output", 0)
+        os.ftruncate(self.fd, 0)
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        os.dup2(self.fd, 1)
+        os.dup2(self.fd, 2)
+        # Raw FileIO + write_through keeps stdout and stderr interleaved in the order written.
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                      errors="backslashreplace", write_through=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                      errors="backslashreplace", write_through=True)
+        sys.__stdout__, sys.__stderr__ = sys.stdout, sys.stderr
+
+    def finish(self, max_chars: int) -> tuple[str, bool]:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        try:
+            size = os.fstat(self.fd).st_size
+            data = os.pread(self.fd, min(size, self.max_file_bytes + 1024), 0)
+        except OSError:
+            return "", False
+        text = data.decode("utf-8", errors="replace")
+        if len(text) <= max_chars:
+            return text, False
+        more = len(text) - max_chars
+        return text[:max_chars] + f"\n... [output truncated: {more} more characters]", True
+
+
+def _format_exc(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    # Drop this file's frames: the user should see their own code, not the sandbox machinery.
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    try:
+        lines = traceback.format_exception(type(exc), exc, tb)
+    except BaseException:
+        return f"{type(exc).__name__}: <unprintable exception>"
+    text = "".join(lines).rstrip()
+    if len(text) > 3000:
+        text = "...\n" + text[-3000:]
+    return text
+
+
+class Worker:
+    """The request loop. In session mode code runs here; in stateless mode in a fork per call."""
+
+    def __init__(self, cfg: dict) -> None:
+        self.cfg = cfg
+        self.req_fd = cfg["req_fd"]
+        self.resp_fd = cfg["resp_fd"]
+        self.main_pid = os.getpid()
+        self.capture = _Capture(cfg["max_file_mb"] * 1024 * 1024)
+        self.globals = self._fresh_globals()
+        self.cell = 0
+        self.kill_others = cfg["kill_others"]
+
+    @staticmethod
+    def _fresh_globals() -> dict:
+        return {"__name__": "__main__", "__builtins__": builtins}
+
+    # -- framing ---------------------------------------------------------------------------
+    def _read_exact(self, n: int) -> bytes:
+        chunks = []
+        while n:
+            chunk = os.read(self.req_fd, min(n, 1 << 20))
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    def recv(self) -> dict:
+        magic, length = _HEADER.unpack(self._read_exact(_HEADER.size))
+        if magic != MAGIC or length > _MAX_REQUEST:
+            raise EOFError
+        return json.loads(self._read_exact(length).decode("utf-8", errors="replace"))
+
+    @staticmethod
+    def frame(msg: dict) -> bytes:
+        body = json.dumps(msg, ensure_ascii=True).encode("ascii")
+        return _HEADER.pack(MAGIC, len(body)) + body
+
+    def send(self, msg: dict, fd: int | None = None) -> None:
+        data = memoryview(self.frame(msg))
+        fd = self.resp_fd if fd is None else fd
+        while data:
+            data = data[os.write(fd, data):]
+
+    # -- running code ----------------------------------------------------------------------
+    def _set_cpu_limit(self, cpu_s: float) -> None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        soft = int(usage.ru_utime + usage.ru_stime + cpu_s) + 1
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        except (ValueError, OSError):
+            pass
+
+    def _exec(self, code: str, g: dict) -> tuple[bool, str | None]:
+        self.cell += 1
+        filename = f"<cell-{self.cell}>"
+        try:
+            try:
+                tree = ast.parse(code, filename, "exec")
+            except UnicodeEncodeError:
+                # Lone surrogates cannot be encoded; inside a string literal the escaped form means
+                # the same character, elsewhere it is a plain syntax error either way.
+                code = code.encode("utf-8", "backslashreplace").decode("utf-8")
+                tree = ast.parse(code, filename, "exec")
+            if len(code) < 200_000:
+                linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            exec(compile(tree, filename, "exec"), g)
+            if last is not None:
+                value = eval(compile(last, filename, "eval"), g)
+                if value is not None:
+                    g["_"] = value
+                    sys.stdout.write(repr(value) + "\n")
+            return True, None
+        except SystemExit as exc:
+            if os.getpid() != self.main_pid:
+                os._exit(exc.code if isinstance(exc.code, int) else 1)
+            if exc.code is None or exc.code == 0:
+                return True, None
+            return False, f"SystemExit: {exc.code!r}"
+        except BaseException as exc:
+            if os.getpid() != self.main_pid:
+                os._exit(1)
+            return False, _format_exc(exc)
+        finally:
+            # A process forked by user code must never come back here and speak the protocol.
+            if os.getpid() != self.main_pid:
+                os._exit(0)
+
+    def _run(self, req: dict, g: dict) -> dict:
+        self.capture.start()
+        self._set_cpu_limit(float(req.get("cpu_s", 10.0)))
+        ok, error = self._exec(str(req.get("code", "")), g)
+        output, truncated = self.capture.finish(int(req.get("max_output_chars", 8000)))
+        return {"nonce": req.get("nonce"), "ok": ok, "output": output, "error": error, "truncated": truncated}
+
+    def _cleanup_others(self) -> None:
+        """No process outlives the call that started it (background forks, fork bombs)."""
+        if self.kill_others:
+            try:
+                os.kill(-1, signal.SIGKILL)  # as our private uid / in our pid namespace: only ours
+            except OSError:
+                pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+
+    def _run_stateless(self, req: dict) -> dict:
+        out = os.memfd_create("agentrl-response", 0)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.main_pid = os.getpid()
+                os.setpgid(0, 0)
+                resp = self._run(req, self._fresh_globals())
+                self.send(resp, fd=out)
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._cleanup_others()
+        data = os.pread(out, _MAX_REQUEST, 0)
+        os.close(out)
+        if len(data) > _HEADER.size:
+            try:
+                return json.loads(data[_HEADER.size:].decode("ascii"))
+            except ValueError:
+                pass
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            why = f"the code's process was killed by {name}"
+            if sig == signal.SIGXCPU:
+                why += " (CPU time limit)"
+        else:
+            why = f"the code exited its process (exit status {os.WEXITSTATUS(status)})"
+        try:
+            output, truncated = self.capture.finish(int(req.get("max_output_chars", 8000)))
+        except BaseException:
+            output, truncated = "", False
+        return {"nonce": req.get("nonce"), "ok": False, "output": output, "error": why, "truncated": truncated}
+
+    def serve(self) -> None:
+        while True:
+            try:
+                req = self.recv()
+            except (EOFError, OSError, ValueError, struct.error):
+                os._exit(0)
+            if self.cfg["mode"] == "stateless":
+                resp = self._run_stateless(req)
+            else:
+                resp = self._run(req, self.globals)
+                self._cleanup_others()
+            try:
+                self.send(resp)
+            except OSError:
+                os._exit(0)
+
+
+def _xcpu_handler(signum: int, frame: object) -> None:
+    raise CPUTimeExceeded("CPU time limit exceeded")
+
+
+def _vm_bytes() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reaper(inner: int, fds: list[int]) -> None:
+    """Process mode: a mini init (subreaper) so that orphans never become zombies of the host.
+
+    It keeps the launching uid (root) and only ever calls waitpid: user code, running under its
+    own uid, can neither signal it nor be spared by the parent's cleanup, which kills by uid.
+    """
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    status = 0
+    while True:
+        try:
+            pid, st = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if pid == inner:
+            status = st
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    for key, value in cfg["env"].items():
+        os.environ[key] = value
+    if cfg["process_mode"]:
+        if cfg["drop_to"] is not None:
+            _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET), "unshare")
+            _private_mounts(cfg)
+        else:
+            try:  # unprivileged: a user namespace lets us own a private, empty network namespace
+                _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare")
+            except OSError:
+                pass
+    import site
+
+    for d in cfg["site_dirs"]:
+        site.addsitedir(d)
+    failed = []
+    for name in cfg["preimport"]:
+        try:
+            __import__(name)
+        except BaseException:
+            failed.append(name)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGXCPU, _xcpu_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    fsize = cfg["max_file_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    nproc = cfg["max_processes"]
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    fds = [cfg["req_fd"], cfg["resp_fd"]]
+    if cfg["process_mode"]:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != cfg["parent_pid"]:
+            os._exit(1)
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        inner = os.fork()
+        if inner != 0:
+            _reaper(inner, fds)
+    drop = cfg["drop_to"]
+    if drop is not None:
+        os.setgroups([])
+        os.setgid(drop)
+        os.setuid(drop)
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    if cfg["process_mode"]:
+        # Changing uid cleared the parent-death signal; a worker must never outlive its reaper.
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 1:
+            os._exit(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    worker = Worker(cfg)
+    worker.capture.start()
+    # The address-space cap is measured after the imports, so it is what *user code* may add.
+    mem = _vm_bytes() + cfg["memory_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    worker.send({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "failed_imports": failed})
+    worker.serve()
+
+
+if __name__ == "__main__":
+    main()

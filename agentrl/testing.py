@@ -1,0 +1,192 @@
+"""The checks every AgentRL domain must pass; our CI runs them on every registered id.
+
+>>> from agentrl.testing import check_domain
+>>> check_domain("AgentRL/TIRMath-v0", seeds=(0,))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.utils.env_checker import check_env
+
+from agentrl.core.env import INFO_KEYS, AgentEnv
+from agentrl.core.errors import AgentRLError, ResetNeeded
+
+__all__ = ["DomainCheckError", "check_domain"]
+
+GARBAGE_ANSWER = "zq-garbage-answer-7f3a"
+
+
+class DomainCheckError(AgentRLError, AssertionError):
+    """A domain failed one of :func:`check_domain`'s checks; the message says which and shows the episode."""
+
+
+def check_domain(
+    env_id: str,
+    *,
+    seeds: Sequence[int] = (0, 1, 2),
+    make_kwargs: Mapping[str, Any] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> None:
+    """Run the checks every domain must pass, raising :class:`DomainCheckError` on the first failure.
+
+    1. ``gymnasium.utils.env_checker.check_env`` on the unwrapped env (spaces, seeding, API).
+    2. Determinism: two envs, same seed, same actions -> identical observations, rewards, infos.
+    3. Oracle: the task's privileged action sequence earns full reward, over ``seeds``.
+    4. Garbage: a wrong final answer earns zero reward and ends the episode.
+    5. Malformed: each of the action set's malformed examples gives an ``[error]`` observation and
+       ``info["action_error"]``, and the episode goes on.
+    6. Budget: malformed turns until the turn budget truncates the episode; a further ``step`` raises.
+    7. ``close()`` twice.
+
+    Args:
+        env_id: a registered id, e.g. ``"AgentRL/TIRMath-v0"``.
+        seeds: reset seeds for the oracle, garbage and malformed checks.
+        make_kwargs: keyword arguments for ``gym.make``.
+        log: called with one line per passed check (for example ``print``).
+    """
+    kwargs = dict(make_kwargs or {})
+    say = log or (lambda line: None)
+    env = gym.make(env_id, **kwargs)
+    twin = gym.make(env_id, **kwargs)
+    try:
+        base = env.unwrapped
+        if not isinstance(base, AgentEnv):
+            raise DomainCheckError(f"{env_id}: expected an AgentEnv, got {type(base).__name__}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # check_env's advice on text spaces and render modes
+            check_env(base, skip_render_check=True)
+        say(f"{env_id}: check_env passed")
+
+        _check_determinism(env, twin, seeds[0], env_id)
+        say(f"{env_id}: deterministic under seed {seeds[0]}")
+        for seed in seeds:
+            _check_oracle(env, seed, env_id)
+            _check_garbage(env, seed, env_id)
+            _check_malformed(env, seed, env_id)
+        say(f"{env_id}: oracle, garbage and malformed checks passed for seeds {list(seeds)}")
+        _check_budget(env, seeds[0], env_id)
+        say(f"{env_id}: turn budget truncates and a further step raises ResetNeeded")
+    finally:
+        twin.close()
+        env.close()
+        env.close()
+    say(f"{env_id}: close() twice passed")
+
+
+def _episode(env: gym.Env, seed: int, actions: Sequence[str]) -> list[tuple[Any, ...]]:
+    observation, info = env.reset(seed=seed)
+    record: list[tuple[Any, ...]] = [(observation, _comparable(info))]
+    for action in actions:
+        observation, reward, terminated, truncated, info = env.step(action)
+        record.append((observation, reward, terminated, truncated, _comparable(info)))
+        if terminated or truncated:
+            break
+    return record
+
+
+def _comparable(info: Mapping[str, Any]) -> dict[str, Any]:
+    missing = [key for key in INFO_KEYS if key not in info]
+    if missing:
+        raise DomainCheckError(f"info is missing the keys {missing}; every step must carry {list(INFO_KEYS)}")
+    return dict(info)
+
+
+def _check_determinism(env: gym.Env, twin: gym.Env, seed: int, env_id: str) -> None:
+    env.reset(seed=seed)
+    base = env.unwrapped
+    assert isinstance(base, AgentEnv)
+    actions = [*base.action_set.malformed_examples()[:1], *base.task.oracle_actions]
+    first, second = _episode(env, seed, actions), _episode(twin, seed, actions)
+    if first != second:
+        for index, (left, right) in enumerate(zip(first, second, strict=False)):
+            if left != right:
+                raise DomainCheckError(
+                    f"{env_id}: not deterministic under seed {seed}: step {index} differs:\n{left!r}\nvs\n{right!r}"
+                )
+        raise DomainCheckError(f"{env_id}: not deterministic under seed {seed}: episodes differ in length")
+
+
+def _transcript(env: gym.Env) -> str:
+    base = env.unwrapped
+    assert isinstance(base, AgentEnv)
+    lines = [f"[{role}] {text[:400]}" for role, text in base.transcript]
+    return "\n".join(lines)
+
+
+def _check_oracle(env: gym.Env, seed: int, env_id: str) -> None:
+    env.reset(seed=seed)
+    base = env.unwrapped
+    assert isinstance(base, AgentEnv)
+    task = base.task
+    if not task.oracle_actions:
+        raise DomainCheckError(f"{env_id}: task {task.id} has no oracle_actions; every task family ships an oracle")
+    reward, terminated, truncated = 0.0, False, False
+    for action in task.oracle_actions:
+        _, reward, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+    if not terminated or reward < 1.0:
+        raise DomainCheckError(
+            f"{env_id}: the oracle did not solve task {task.id} (seed {seed}): reward={reward}, "
+            f"terminated={terminated}, truncated={truncated}\n{_transcript(env)}"
+        )
+
+
+def _check_garbage(env: gym.Env, seed: int, env_id: str) -> None:
+    env.reset(seed=seed)
+    base = env.unwrapped
+    assert isinstance(base, AgentEnv)
+    _, reward, terminated, _, info = env.step(base.action_set.format_final(GARBAGE_ANSWER))
+    if not terminated or reward != 0.0:
+        raise DomainCheckError(
+            f"{env_id}: a garbage final answer should end the episode with reward 0, got reward={reward}, "
+            f"terminated={terminated}, info={info}"
+        )
+
+
+def _check_malformed(env: gym.Env, seed: int, env_id: str) -> None:
+    base = env.unwrapped
+    assert isinstance(base, AgentEnv)
+    for text in base.action_set.malformed_examples():
+        env.reset(seed=seed)
+        observation, reward, terminated, _truncated, info = env.step(text)
+        problems = []
+        if not observation.startswith("[error]"):
+            problems.append(f"observation should start with '[error]', got {observation[:80]!r}")
+        if not isinstance(info["action_error"], str):
+            problems.append(f"info['action_error'] should explain the error, got {info['action_error']!r}")
+        if reward != 0.0:
+            problems.append(f"reward should be 0, got {reward}")
+        if terminated and not (base.end_on_void_turn and info["void_turn"]):
+            problems.append("the episode should go on after a malformed action")
+        if problems:
+            raise DomainCheckError(f"{env_id}: malformed action {text[:60]!r}: " + "; ".join(problems))
+
+
+def _check_budget(env: gym.Env, seed: int, env_id: str) -> None:
+    base = env.unwrapped
+    assert isinstance(base, AgentEnv)
+    env.reset(seed=seed)
+    malformed = base.action_set.malformed_examples()[0]
+    for turn in range(1, base.max_turns + 1):
+        _, _, terminated, truncated, info = env.step(malformed)
+        if terminated:
+            if base.end_on_void_turn:
+                return
+            raise DomainCheckError(f"{env_id}: a malformed action terminated the episode at turn {turn}")
+        if truncated != (turn == base.max_turns):
+            raise DomainCheckError(
+                f"{env_id}: truncated={truncated} at turn {turn} of a {base.max_turns}-turn budget"
+            )
+    if info["done_reason"] != "max_turns" or info["turns_left"] != 0:
+        raise DomainCheckError(f"{env_id}: after the budget, expected done_reason 'max_turns', got {info}")
+    try:
+        env.step(malformed)
+    except ResetNeeded:
+        return
+    raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")

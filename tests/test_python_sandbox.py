@@ -1,0 +1,120 @@
+"""Functional tests of PythonSandbox: the notebook-like behaviour an environment relies on."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, Sandbox
+from agentrl.sandboxes.python import PythonSandbox
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def run(box: PythonSandbox, code: str, timeout_s: float | None = None) -> ExecutionResult:
+    return box.execute(ExecutionRequest(code, timeout_s=timeout_s))
+
+
+@pytest.fixture(scope="module")
+def box():
+    with PythonSandbox(max_output_chars=1000) as sandbox:
+        yield sandbox
+
+
+def test_protocol_and_isolation_string(box):
+    assert isinstance(box, Sandbox)
+    assert box.isolation and isinstance(box.isolation, str)
+    assert box.isolation_level in ("bwrap", "process")
+
+
+def test_basic_exec(box):
+    r = run(box, "print('hello')\nprint(2 + 3)")
+    assert r.ok and r.error is None and not r.timed_out
+    assert r.output == "hello\n5\n"
+    assert r.latency_s > 0
+
+
+def test_trailing_expression_repr(box):
+    assert run(box, "x = [1, 'a']\nx").output == "[1, 'a']\n"
+    assert run(box, "None").output == ""
+    assert run(box, "print('p')\n'q'").output == "p\n'q'\n"
+
+
+def test_session_persistence_and_reset(box):
+    run(box, "counter = 41\ndef bump():\n    global counter\n    counter += 1\n    return counter")
+    assert run(box, "bump()").output == "42\n"
+    box.reset()
+    r = run(box, "counter")
+    assert not r.ok and "NameError" in r.error
+
+
+def test_user_exception_traceback_tail(box):
+    r = run(box, "def f():\n    raise ValueError('boom')\nprint('before')\nf()")
+    assert not r.ok
+    assert r.output == "before\n"
+    assert r.error.splitlines()[-1] == "ValueError: boom"
+    assert "<cell-" in r.error and "_worker.py" not in r.error
+
+
+def test_syntax_error(box):
+    r = run(box, "def (:")
+    assert not r.ok and "SyntaxError" in r.error
+
+
+def test_stderr_is_captured(box):
+    r = run(box, "import sys\nprint('out')\nprint('err', file=sys.stderr)")
+    assert r.ok and r.output == "out\nerr\n"
+
+
+def test_output_cap_marker(box):
+    r = run(box, "print('x' * 5000)")
+    assert r.ok and r.truncated
+    assert r.output.startswith("x" * 1000)
+    assert "[output truncated: 4001 more characters]" in r.output
+    assert len(r.output) < 1100
+
+
+def test_numpy_sympy_available(box):
+    r = run(box, "import numpy as np, sympy as sp\nprint(int(np.arange(5).sum()))\nsp.factor(sp.Symbol('x')**2 - 1)")
+    assert r.ok, r.error
+    assert r.output == "10\n(x - 1)*(x + 1)\n"
+
+
+def test_stateless_mode_is_fresh():
+    with PythonSandbox(mode="stateless", preimport=("math",)) as box:
+        assert run(box, "y = 3\ny").output == "3\n"
+        r = run(box, "y")
+        assert not r.ok and "NameError" in r.error
+        # A monkeypatched module does not leak into the next call either.
+        run(box, "import math\nmath.sqrt = lambda v: 'patched'")
+        assert run(box, "import math\nmath.sqrt(16)").output == "4.0\n"
+        r = run(box, "import os\nos._exit(3)")
+        assert not r.ok and "exit status 3" in r.error
+        assert run(box, "1 + 1").output == "2\n"
+
+
+def test_close_twice_and_use_after_close():
+    box = PythonSandbox(preimport=())
+    assert run(box, "1").output == "1\n"
+    box.close()
+    box.close()
+    with pytest.raises(RuntimeError):
+        run(box, "1")
+
+
+def test_context_manager_cleans_scratch():
+    import os
+
+    with PythonSandbox(preimport=()) as box:
+        assert run(box, "open('f.txt', 'w').write('hi')").ok
+        workers = [box._pool.active, *box._pool.spares]
+        scratches = [w.scratch for w in workers if w is not None]
+        procs = [w.proc for w in workers if w is not None]
+    assert scratches and not any(os.path.exists(s) for s in scratches)
+    assert all(p.poll() is not None for p in procs)
+
+
+def test_invalid_arguments():
+    with pytest.raises(ValueError):
+        PythonSandbox(mode="notebook")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        PythonSandbox(isolation="docker")  # type: ignore[arg-type]

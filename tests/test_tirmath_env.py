@@ -1,0 +1,112 @@
+"""AgentRL/TIRMath-v0 end to end, with the real sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import agentrl  # noqa: F401
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def env():
+    environment = gym.make("AgentRL/TIRMath-v0", code_timeout_s=3.0, max_output_chars=300)
+    yield environment
+    environment.close()
+
+
+def test_reset_shows_task_and_format(env):
+    observation, info = env.reset(seed=0)
+    assert "\\boxed" in observation and "```python" in observation
+    assert info["task_id"].startswith("tirmath/") and info["turns_left"] == 10
+    assert env.unwrapped.system_prompt.startswith("You are an expert mathematician")
+    assert env.metadata["stop_sequences"] == ("```output",)
+
+
+def test_code_runs_and_session_persists_within_an_episode_only(env):
+    env.reset(seed=1)
+    observation, *_ = env.step("```python\nsecret = 6 * 7\nprint(secret)\n```")
+    assert observation == "```output\n42\n```"
+    observation, *_ = env.step("```python\nsecret + 1\n```")
+    assert observation == "```output\n43\n```"
+    env.reset(seed=2)
+    observation, _, _, _, info = env.step("```python\nprint(secret)\n```")
+    assert "NameError" in observation and "NameError" in info["tool_error"]
+
+
+def test_long_output_is_truncated_with_a_visible_marker(env):
+    env.reset(seed=0)
+    observation, *_ = env.step("```python\nprint('z' * 100000)\n```")
+    assert "truncated" in observation and len(observation) < 1000
+
+
+def test_runaway_code_times_out_and_the_episode_goes_on(env):
+    env.reset(seed=0)
+    observation, _reward, terminated, _truncated, info = env.step("```python\nwhile True:\n    pass\n```")
+    assert "timed out" in observation and info["tool_error"] and not terminated
+    observation, *_ = env.step("```python\nprint('alive')\n```")
+    assert observation == "```output\nalive\n```"
+
+
+def test_void_turns(env):
+    env.reset(seed=0)
+    *_, info = env.step("Let me think about it.")
+    assert info["void_turn"] and info["action_error"]
+    strict = gym.make("AgentRL/TIRMath-v0", end_on_void_turn=True)
+    strict.reset(seed=0)
+    _, reward, terminated, _, info = strict.step("Hmm.")
+    assert terminated and reward == 0.0 and info["done_reason"] == "void_turn"
+    strict.close()
+
+
+def test_wrong_answer_ends_with_zero(env):
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("\\boxed{-1}")
+    assert terminated and reward == 0.0 and info["reward_components"] == {"correct": 0.0}
+
+
+def test_difficulty_and_family_knobs():
+    env = gym.make("AgentRL/TIRMath-v0", families=["combinatorics"], difficulty=5)
+    _, info = env.reset(seed=0)
+    assert info["task_id"].startswith("tirmath/combinatorics/d5/")
+    env.close()
+    with pytest.raises(ValueError, match="did you mean 'modular'"):
+        gym.make("AgentRL/TIRMath-v0", families=["modulr"])
+
+
+@pytest.mark.parametrize("name", ["gsm8k_sample.jsonl", "math_sample.jsonl"])
+def test_dataset_files_with_the_oracle(name):
+    env = gym.make("AgentRL/TIRMath-v0", dataset=str(FIXTURES / name))
+    source = env.unwrapped.task_source
+    for index in range(len(source)):
+        _, info = env.reset(options={"task_index": index})
+        for action in env.unwrapped.task.oracle_actions:
+            _, reward, terminated, _, _ = env.step(action)
+        assert terminated and reward == 1.0, info["task_id"]
+    env.close()
+
+
+def test_vector_envs_with_text_observations():
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("AgentRL/TIRMath-v0") for _ in range(2)])
+    observations, _ = envs.reset(seed=[0, 1])
+    assert len(observations) == 2 and all(isinstance(o, str) for o in observations)
+    observations, _rewards, terminated, _truncated, _infos = envs.step(["```python\nprint(5)\n```", "\\boxed{0}"])
+    assert observations[0] == "```output\n5\n```" and terminated[1]
+    envs.close()
+
+
+def test_async_vector_env_without_shared_memory():
+    envs = gym.vector.AsyncVectorEnv(
+        [lambda: gym.make("AgentRL/TIRMath-v0") for _ in range(2)], shared_memory=False
+    )
+    try:
+        observations, _ = envs.reset(seed=[3, 4])
+        assert all("\\boxed" in o for o in observations)
+        observations, *_ = envs.step(["```python\nprint(2**64)\n```"] * 2)
+        assert list(observations) == ["```output\n18446744073709551616\n```"] * 2
+    finally:
+        envs.close()
