@@ -1,6 +1,8 @@
 """``make demo``: run reference agents on an env over a few seeds and print a table.
 
->>> rows = run_demo("AgentRL/TIRMath-v0", seeds=range(1), agents=["oracle"], out=None)  # doctest: +SKIP
+>>> results = run_demo("AgentRL/TIRMath-v0", seeds=range(2), agents=["oracle"], out=None)
+>>> [r.episode_return for r in results]
+[1.0, 1.0]
 """
 
 from __future__ import annotations

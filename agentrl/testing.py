@@ -1,7 +1,10 @@
 """The checks every AgentRL domain must pass; our CI runs them on every registered id.
 
 >>> from agentrl.testing import check_domain
->>> check_domain("AgentRL/TIRMath-v0", seeds=(0,))  # doctest: +SKIP
+>>> check_domain("AgentRL/TIRMath-v0", seeds=(0,), log=print)  # doctest: +ELLIPSIS
+AgentRL/TIRMath-v0: check_env passed
+...
+AgentRL/TIRMath-v0: close() twice passed
 """
 
 from __future__ import annotations

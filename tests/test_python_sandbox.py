@@ -118,3 +118,27 @@ def test_invalid_arguments():
         PythonSandbox(mode="notebook")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         PythonSandbox(isolation="docker")  # type: ignore[arg-type]
+
+
+def test_two_sandboxes_do_not_interfere():
+    with PythonSandbox(preimport=()) as a, PythonSandbox(preimport=()) as b:
+        run(a, "v = 'a'")
+        run(b, "v = 'b'")
+        # Each worker has its own uid (as root) or pid namespace, so kill(-1) only reaches its own.
+        if a.isolation_level == "bwrap" or __import__("os").geteuid() == 0:
+            run(b, "import os, signal\nos.kill(-1, signal.SIGKILL)")
+        assert run(a, "v").output == "'a'\n"
+        assert run(b, "v").output == "'b'\n"
+
+
+def test_without_bubblewrap_auto_falls_back_and_says_so(monkeypatch):
+    from agentrl.core.errors import SandboxUnavailable
+    from agentrl.sandboxes import python as python_sandbox
+
+    monkeypatch.setattr(python_sandbox, "_bwrap_path", lambda: None)
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        PythonSandbox(isolation="bwrap")
+    with PythonSandbox(isolation="auto", preimport=()) as sandbox:
+        assert sandbox.isolation_level == "process"
+        assert "install bubblewrap" in sandbox.isolation or "NOT isolated" in sandbox.isolation
+        assert sandbox.execute(ExecutionRequest("print(2 + 2)")).output == "4\n"

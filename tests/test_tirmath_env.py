@@ -14,7 +14,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.fixture
 def env():
-    environment = gym.make("AgentRL/TIRMath-v0", code_timeout_s=3.0, max_output_chars=300)
+    environment = gym.make("AgentRL/TIRMath-v0", code_timeout_s=3.0, max_output_chars=300, verify_timeout_s=2.0)
     yield environment
     environment.close()
 
@@ -110,3 +110,33 @@ def test_async_vector_env_without_shared_memory():
         assert list(observations) == ["```output\n18446744073709551616\n```"] * 2
     finally:
         envs.close()
+
+
+HOSTILE_ACTIONS = [
+    "",
+    "x" * 2_000_000,
+    "```python\nprint(1)",
+    "```python\n```",
+    "\ud800\udc00\udfff lone surrogates \x00\x1b[2J",
+    "```python\nprint('\\ud800')\n```",
+    "```python\nimport sys; sys.stdout.buffer.write(bytes(range(256)) * 100)\n```",
+    "```python\nimport os; os.kill(os.getppid(), 9)\n```",
+    "```python\nimport os; os._exit(3)\n```",
+    "```python\nopen('/etc/shadow').read()\n```",
+    "```python\nx = bytearray(50 * 10**9)\n```",
+    "```python\n" + "a = 1\n" * 20_000 + "```",
+    "\\boxed{" + "{" * 10_000 + "}",
+    "\\boxed{10^{10^{10^{10}}}}",
+]
+
+
+@pytest.mark.parametrize("action", HOSTILE_ACTIONS, ids=range(len(HOSTILE_ACTIONS)))
+def test_hostile_actions_become_observations(env, action):
+    env.reset(seed=0)
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert isinstance(observation, str) and env.observation_space.contains(observation)
+    assert reward in (0.0, 1.0) and not truncated
+    assert terminated or info["action_error"] or info["tool_error"] or observation.startswith("```output")
+    if not terminated:
+        observation, *_ = env.step("```python\nprint('still here')\n```")
+        assert observation == "```output\nstill here\n```"

@@ -21,6 +21,7 @@ import resource
 import signal
 import struct
 import sys
+import time
 import traceback
 
 MAGIC = b"AGRL"
@@ -170,6 +171,9 @@ class Worker:
         self.globals = self._fresh_globals()
         self.cell = 0
         self.kill_others = cfg["kill_others"]
+        self.pid_ns = not cfg["process_mode"]
+        self.uid = os.getuid()
+        self.forks_at_start = 0
 
     @staticmethod
     def _fresh_globals() -> dict:
@@ -254,6 +258,8 @@ class Worker:
                 os._exit(0)
 
     def _run(self, req: dict, g: dict) -> dict:
+        if not self.pid_ns and self.kill_others:
+            self.forks_at_start = _forks_since_boot()
         self.capture.start()
         self._set_cpu_limit(float(req.get("cpu_s", 10.0)))
         ok, error = self._exec(str(req.get("code", "")), g)
@@ -262,11 +268,41 @@ class Worker:
 
     def _cleanup_others(self) -> None:
         """No process outlives the call that started it (background forks, fork bombs)."""
-        if self.kill_others:
+        if not self.kill_others:
+            self._reap()
+            return
+        if self.pid_ns:
+            # Inside our pid namespace kill(-1, 0) fails with ESRCH once no other process (zombies
+            # included) is left: one syscall in the common case.
+            def others() -> bool:
+                try:
+                    os.kill(-1, 0)
+                except OSError:
+                    return False
+                return True
+        else:
+            # In the host's pid namespace kill(-1, 0) also "finds" processes it may not signal, so
+            # look for our uid in /proc, but only when something forked since the call began.
+            if _forks_since_boot() == self.forks_at_start:
+                self._reap()
+                return
+
+            def others() -> bool:
+                return any(pid != self.main_pid for pid in _pids_of_uid(self.uid))
+        if not others():
+            return
+        for _ in range(2000):
             try:
                 os.kill(-1, signal.SIGKILL)  # as our private uid / in our pid namespace: only ours
             except OSError:
                 pass
+            self._reap()
+            if not others():
+                return
+            time.sleep(0.001)
+
+    @staticmethod
+    def _reap() -> None:
         while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -277,6 +313,7 @@ class Worker:
 
     def _run_stateless(self, req: dict) -> dict:
         out = os.memfd_create("agentrl-response", 0)
+        before = _forks_since_boot()
         pid = os.fork()
         if pid == 0:
             try:
@@ -286,6 +323,7 @@ class Worker:
                 self.send(resp, fd=out)
             finally:
                 os._exit(0)
+        self.forks_at_start = before + 1  # our own fork; any further one means leftovers to look for
         _, status = os.waitpid(pid, 0)
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -328,6 +366,29 @@ class Worker:
                 self.send(resp)
             except OSError:
                 os._exit(0)
+
+
+def _forks_since_boot() -> int:
+    try:
+        with open("/proc/stat", "rb") as f:
+            for line in f:
+                if line.startswith(b"processes "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+def _pids_of_uid(uid: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    found.append(int(name))
+            except OSError:
+                pass
+    return found
 
 
 def _xcpu_handler(signum: int, frame: object) -> None:

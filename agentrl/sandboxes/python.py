@@ -56,6 +56,7 @@ _SCRATCH = "/scratch"
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                 "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
 _UID_BASE = 2_000_000_000
+_UIDS_PER_PROCESS = 1024
 _uid_lock = threading.Lock()
 _uid_counter = itertools.count()
 _uids_in_use: set[int] = set()
@@ -68,7 +69,7 @@ def _is_root() -> bool:
 
 
 def _real_python() -> str:
-    """The interpreter binary itself: a pyenv shim or venv symlink would need more of the host."""
+    """Return the interpreter binary itself: a pyenv shim or venv symlink would need more of the host."""
     return os.path.realpath(sys.executable)
 
 
@@ -98,14 +99,15 @@ def _pids_in_session(sid: int) -> list[int]:
 
 
 def _alloc_uid() -> int:
-    """A uid no process uses: per-worker uids make RLIMIT_NPROC and kill(-1) per worker."""
+    """Pick a uid no process uses: per-worker uids make RLIMIT_NPROC and kill(-1) per worker."""
     with _uid_lock:
-        for _ in range(64):
-            uid = _UID_BASE + (os.getpid() % (1 << 22)) * 64 + next(_uid_counter) % 64
+        # 1024 slots per process id keep the largest uid (about 3.07e9) below 2**32 - 1.
+        for _ in range(_UIDS_PER_PROCESS):
+            uid = _UID_BASE + (os.getpid() % (1 << 20)) * _UIDS_PER_PROCESS + next(_uid_counter) % _UIDS_PER_PROCESS
             if uid not in _uids_in_use and not _pids_of_uid(uid):
                 _uids_in_use.add(uid)
                 return uid
-    raise SandboxUnavailable("no free worker uid: more than 64 live workers in this process")
+    raise SandboxUnavailable(f"no free worker uid: more than {_UIDS_PER_PROCESS} live workers in this process")
 
 
 def _release_uid(uid: int | None) -> None:
@@ -345,12 +347,13 @@ class PythonSandbox:
     Example:
         >>> from agentrl.sandboxes.base import ExecutionRequest
         >>> with PythonSandbox(preimport=("math",)) as box:
-        ...     print(box.execute(ExecutionRequest("x = 6 * 7\\nx")).output)
+        ...     print(box.execute(ExecutionRequest("x = 6 * 7; x")).output)
         ...     print(box.execute(ExecutionRequest("x + 1")).output)
         42
         <BLANKLINE>
         43
         <BLANKLINE>
+
     """
 
     def __init__(
@@ -367,6 +370,7 @@ class PythonSandbox:
         preimport: tuple[str, ...] | list[str] = _DEFAULT_PREIMPORT,
         pool_size: int = 1,
     ) -> None:
+        """Validate the options and start warming workers in the background (see the class doc)."""
         if mode not in ("session", "stateless"):
             raise ValueError(f"mode must be 'session' or 'stateless', not {mode!r}")
         if isolation not in ("auto", "bwrap", "process"):
@@ -430,7 +434,8 @@ class PythonSandbox:
                 out.append(p)
         return out
 
-    def _bwrap_argv(self, python: str, info_fd: int) -> list[str]:
+    def _bwrap_argv(self, python: str, info_fd: int | None = None) -> list[str]:
+        """Build the bubblewrap command line up to (and including) the interpreter path."""
         assert self._bwrap is not None
         argv = [self._bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
@@ -463,8 +468,10 @@ class PythonSandbox:
         size = str(max(64, 4 * self.max_file_mb) * 1024 * 1024)
         sized = ["--size", size] if _bwrap_supports_size(self._bwrap) else []
         argv += ["--perms", "1777", *sized, "--tmpfs", "/tmp", "--perms", "1777", *sized, "--tmpfs", _SCRATCH,
-                 "--chdir", _SCRATCH, "--info-fd", str(info_fd), python]
-        return argv
+                 "--chdir", _SCRATCH]
+        if info_fd is not None:
+            argv += ["--info-fd", str(info_fd)]
+        return [*argv, python]
 
     def _spawn(self) -> _Worker:
         import subprocess
@@ -571,6 +578,7 @@ class PythonSandbox:
         Returns:
             The result: ``output`` holds stdout+stderr and, notebook style, the repr of a trailing
             expression; ``error`` the traceback tail of user errors.
+
         """
         with self._lock:
             self._check_open()
@@ -580,7 +588,10 @@ class PythonSandbox:
             start_call = time.monotonic()
             deadline = start_call + timeout
             nonce = uuid.uuid4().hex
-            msg = {"nonce": nonce, "code": request.code, "cpu_s": min(self.cpu_s, timeout),
+            code = request.code
+            if isinstance(code, (bytes, bytearray)):
+                code = bytes(code).decode("utf-8", errors="replace")
+            msg = {"nonce": nonce, "code": str(code), "cpu_s": min(self.cpu_s, timeout),
                    "max_output_chars": self.max_output_chars}
             try:
                 if _readable(worker.resp_r):

@@ -23,8 +23,10 @@ SYSTEM_PROMPT = (
 def render_tool_output(action: Action, result: ExecutionResult) -> str:
     r"""A sandbox result as the ```output block a TIR model expects.
 
-    >>> render_tool_output(Action("code", "print(6*7)"), ExecutionResult(ok=True, output="42\\n"))
-    '```output\\n42\\n```'
+    >>> print(render_tool_output(Action("code", "print(6*7)"), ExecutionResult(ok=True, output="42")))
+    ```output
+    42
+    ```
     """
     body = result.output.rstrip("\n")
     if not result.ok:
