@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, Sandbox
@@ -14,9 +16,11 @@ def run(box: PythonSandbox, code: str, timeout_s: float | None = None) -> Execut
     return box.execute(ExecutionRequest(code, timeout_s=timeout_s))
 
 
-@pytest.fixture(scope="module")
-def box():
-    with PythonSandbox(max_output_chars=1000) as sandbox:
+@pytest.fixture(scope="module", params=["bwrap", "process"])
+def box(request):
+    if request.param == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
+    with PythonSandbox(max_output_chars=1000, isolation=request.param) as sandbox:
         yield sandbox
 
 

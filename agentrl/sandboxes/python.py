@@ -452,6 +452,11 @@ class PythonSandbox:
             elif os.path.isdir(top):
                 argv += ["--ro-bind", top, top]
         argv += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+        size = str(max(64, 4 * self.max_file_mb) * 1024 * 1024)
+        sized = ["--size", size] if _bwrap_supports_size(self._bwrap) else []
+        # The private /tmp comes before the Python binds: a venv or interpreter that lives under
+        # /tmp (a fresh clone in a temp dir) must be mounted on top of it, not hidden by it.
+        argv += ["--perms", "1777", *sized, "--tmpfs", "/tmp"]
         made = {"/", "/usr", "/tmp", "/proc", "/dev", _SCRATCH}
         for path in self._keep_paths():
             parents = []
@@ -465,10 +470,7 @@ class PythonSandbox:
                 made.add(d)
             argv += ["--ro-bind", path, path]
         argv += ["--ro-bind", _WORKER_FILE, _SANDBOX_WORKER_PATH, "--proc", "/proc", "--dev", "/dev"]
-        size = str(max(64, 4 * self.max_file_mb) * 1024 * 1024)
-        sized = ["--size", size] if _bwrap_supports_size(self._bwrap) else []
-        argv += ["--perms", "1777", *sized, "--tmpfs", "/tmp", "--perms", "1777", *sized, "--tmpfs", _SCRATCH,
-                 "--chdir", _SCRATCH]
+        argv += ["--perms", "1777", *sized, "--tmpfs", _SCRATCH, "--chdir", _SCRATCH]
         if info_fd is not None:
             argv += ["--info-fd", str(info_fd)]
         return [*argv, python]
