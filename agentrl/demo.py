@@ -76,9 +76,10 @@ def run_demo(
 
 def _print_table(env_id: str, results: list[EpisodeResult], isolation: str, out: TextIO) -> None:
     out.write(f"\n{env_id}  (sandbox isolation: {isolation})\n\n")
-    out.write(f"{'agent':<8} {'seed':>4}  {'task':<30} {'return':>6} {'turns':>5}  {'end':<10} {'secs':>5}\n")
+    width = max([len("task"), *(len(r.task_id) for r in results)])
+    out.write(f"{'agent':<8} {'seed':>4}  {'task':<{width}} {'return':>6} {'turns':>5}  {'end':<10} {'secs':>5}\n")
     for r in results:
-        out.write(f"{r.agent:<8} {r.seed:>4}  {r.task_id:<30} {r.episode_return:>6.2f} {r.turns:>5}  "
+        out.write(f"{r.agent:<8} {r.seed:>4}  {r.task_id:<{width}} {r.episode_return:>6.2f} {r.turns:>5}  "
                   f"{r.done_reason or '-':<10} {r.seconds:>5.2f}\n")
     out.write("\n" + f"{'agent':<8} {'episodes':>8} {'mean return':>12} {'success':>8} {'mean turns':>11}\n")
     for name in dict.fromkeys(r.agent for r in results):

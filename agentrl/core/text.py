@@ -1,32 +1,19 @@
-"""Small text helpers shared by envs and sandboxes."""
+"""Small text helpers shared by envs."""
 
 from __future__ import annotations
 
-__all__ = ["truncate_middle", "truncate_tail"]
-
-
-def truncate_tail(text: str, limit: int) -> str:
-    """Cut ``text`` to at most ``limit`` characters, ending with a visible marker when cut.
-
-    >>> truncate_tail("abcdefghij" * 10, 40)
-    'abcdefghij... [truncated: 90 more chars]'
-    >>> truncate_tail("short", 40)
-    'short'
-    """
-    if len(text) <= limit:
-        return text
-    for keep in range(limit, -1, -1):
-        marker = f"... [truncated: {len(text) - keep} more chars]"
-        if keep + len(marker) <= limit:
-            return text[:keep] + marker
-    return text[:limit]
+__all__ = ["truncate_middle"]
 
 
 def truncate_middle(text: str, limit: int) -> str:
-    """Keep the head and the tail of ``text`` (tracebacks and logs end with what matters).
+    """Cut ``text`` to at most ``limit`` characters, keeping its head and tail, with a visible marker.
+
+    The tail is kept because tracebacks and logs end with what matters.
 
     >>> truncate_middle("0123456789" * 10, 50)
     '01234567890123... [72 chars cut] ...67890123456789'
+    >>> truncate_middle("short", 50)
+    'short'
     """
     if len(text) <= limit:
         return text
@@ -35,4 +22,4 @@ def truncate_middle(text: str, limit: int) -> str:
         if keep + len(marker) <= limit:
             head = (keep + 1) // 2
             return text[:head] + marker + text[len(text) - (keep - head) :]
-    return text[:limit]
+    return text[:limit]  # a limit shorter than any marker: a plain cut
