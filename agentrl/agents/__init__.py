@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrl.agents.base import Agent
+from agentrl.agents.base import Agent, BaseAgent, bind_agent
 from agentrl.agents.simple import OracleAgent, RandomAgent
 
-__all__ = ["Agent", "OracleAgent", "RandomAgent"]
+__all__ = ["Agent", "BaseAgent", "OracleAgent", "RandomAgent", "bind_agent"]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+import numpy as np
+
+from agentrl.agents.base import BaseAgent
 
 __all__ = ["OracleAgent", "RandomAgent"]
 
 
-class OracleAgent:
+class OracleAgent(BaseAgent):
     """Replays the task's privileged ``oracle_actions``: proves a task is solvable.
 
     After the oracle's actions run out it repeats the last one (an env that wants more turns than
@@ -17,11 +22,14 @@ class OracleAgent:
     name = "oracle"
 
     def __init__(self) -> None:
+        super().__init__()
         self._actions: list[str] = []
 
-    def reset(self, env: Any, info: dict[str, Any]) -> None:
-        """Read the privileged action sequence of the env's current task."""
-        self._actions = list(env.unwrapped.task.oracle_actions)
+    def reset(self, info: dict[str, Any]) -> None:
+        """Read the privileged action sequence of the bound env's current task."""
+        if self.env is None:
+            raise RuntimeError("OracleAgent needs the env: call agent.bind(env) before reset()")
+        self._actions = list(self.env.unwrapped.task.oracle_actions)
         if not self._actions:
             raise ValueError(f"task {info.get('task_id')!r} has no oracle_actions")
 
@@ -30,32 +38,35 @@ class OracleAgent:
         return self._actions.pop(0) if len(self._actions) > 1 else self._actions[0]
 
 
-class RandomAgent:
+class RandomAgent(BaseAgent):
     """Samples actions from the env's action space (a floor every agent must beat).
 
-    >>> from agentrl.core.spaces import UnicodeText
-    >>> class Env:
-    ...     action_space = UnicodeText(20)
-    ...     unwrapped = None
+    >>> import gymnasium as gym, agentrl
+    >>> env = gym.make("AgentRL/TIRMath-v0")
     >>> agent = RandomAgent(seed=0)
-    >>> agent.reset(Env(), {})
+    >>> agent.bind(env)
+    >>> agent.reset({})
     >>> isinstance(agent.act("obs", {}), str)
     True
+    >>> env.close()
     """
 
     name = "random"
 
     def __init__(self, seed: int | None = None) -> None:
-        import numpy as np
-
+        super().__init__()
         self._rng = np.random.default_rng(seed)
         self._space: Any = None
 
-    def reset(self, env: Any, info: dict[str, Any]) -> None:
-        """Seed a copy of the env's action space from this agent's generator."""
-        import copy
-
+    def bind(self, env: Any) -> None:
+        """Take a private copy of the env's action space to sample from."""
+        super().bind(env)
         self._space = copy.deepcopy(env.action_space)
+
+    def reset(self, info: dict[str, Any]) -> None:
+        """Reseed the action space from this agent's generator."""
+        if self._space is None:
+            raise RuntimeError("RandomAgent needs the env's action space: call agent.bind(env) before reset()")
         self._space.seed(int(self._rng.integers(2**31)))
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:

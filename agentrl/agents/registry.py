@@ -1,0 +1,200 @@
+"""Agents by name: what ``agentrl bench --agent NAME --backend NAME`` builds.
+
+Built-in agents are ``oracle``, ``random`` and ``react``; any other agent is named by its import
+path ``module:Class``. LLM backends are ``smollm2`` (the embedded default), ``transformers`` (a
+local Hugging Face model by path) and ``openai`` (any OpenAI-compatible server).
+
+>>> spec = AgentSpec("oracle")
+>>> builder = spec.build()
+>>> builder(seed=0).name
+'oracle'
+>>> builder.close()
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentrl.agents.backends.base import LLMBackend, describe_config
+
+__all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "make_backend"]
+
+AGENT_NAMES = ("oracle", "random", "react")
+BACKEND_NAMES = ("smollm2", "transformers", "openai")
+_LLM_AGENTS = frozenset({"react"})
+
+
+def make_backend(name: str, options: Mapping[str, Any] | None = None) -> LLMBackend:
+    """Build an LLM backend by name.
+
+    Args:
+        name: ``"smollm2"``, ``"transformers"`` (needs ``model_path``) or ``"openai"`` (needs
+            ``base_url`` and ``model``).
+        options: keyword arguments for the backend's constructor.
+    """
+    options = dict(options or {})
+    if name == "smollm2":
+        from agentrl.agents.backends.smollm2 import smollm2_backend
+
+        return smollm2_backend(**options)
+    if name == "transformers":
+        if "model_path" not in options:
+            raise ValueError("the transformers backend needs a model directory: --model-path DIR")
+        from agentrl.agents.backends.transformers_backend import TransformersBackend
+
+        return TransformersBackend(options.pop("model_path"), **options)
+    if name == "openai":
+        missing = [key for key in ("base_url", "model") if key not in options]
+        if missing:
+            raise ValueError(
+                "the openai backend needs --base-url URL and --model NAME "
+                "(for example --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct)"
+            )
+        from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
+
+        return OpenAICompatibleBackend(options.pop("base_url"), options.pop("model"), **options)
+    choices = ", ".join(BACKEND_NAMES)
+    raise ValueError(f"unknown backend {name!r}; choose from: {choices}{_did_you_mean(name, BACKEND_NAMES)}")
+
+
+def _did_you_mean(name: str, choices: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _import_class(path: str) -> type:
+    module_name, _, class_name = path.partition(":")
+    if not module_name or not class_name:
+        raise ValueError(f"an agent import path looks like 'package.module:Class', got {path!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r} for agent {path!r}: {exc}") from None
+    try:
+        return getattr(module, class_name)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no {class_name!r} (agent {path!r})") from None
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A buildable description of an agent.
+
+    Attributes:
+        agent: ``"oracle"``, ``"random"``, ``"react"`` or ``"module:Class"``.
+        backend: the LLM backend for LLM agents (``react`` defaults to ``smollm2``).
+        backend_options: keyword arguments for the backend.
+        agent_options: keyword arguments for the agent's constructor.
+    """
+
+    agent: str
+    backend: str | None = None
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+    agent_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if ":" not in self.agent and self.agent not in AGENT_NAMES:
+            raise ValueError(
+                f"unknown agent {self.agent!r}; choose from: {', '.join(AGENT_NAMES)}, "
+                f"or give an import path 'package.module:Class'{_did_you_mean(self.agent, AGENT_NAMES)}"
+            )
+        if self.backend is not None and self.backend not in BACKEND_NAMES:
+            raise ValueError(
+                f"unknown backend {self.backend!r}; choose from: {', '.join(BACKEND_NAMES)}"
+                f"{_did_you_mean(self.backend, BACKEND_NAMES)}"
+            )
+        if self.backend is not None and self.agent in ("oracle", "random"):
+            raise ValueError(f"the {self.agent} agent uses no LLM; drop --backend")
+
+    @property
+    def backend_name(self) -> str | None:
+        """The backend actually used (``react`` without one gets the embedded SmolLM2)."""
+        if self.backend is None and self.agent in _LLM_AGENTS:
+            return "smollm2"
+        return self.backend
+
+    def config(self) -> dict[str, Any]:
+        """A stable, JSON-serialisable description (it goes into result keys)."""
+        config: dict[str, Any] = {"agent": self.agent, "agent_options": _jsonable(self.agent_options)}
+        if self.backend_name is not None:
+            config["backend"] = self.backend_name
+            config["backend_options"] = _jsonable(self.backend_options)
+        return config
+
+    def build(self) -> AgentBuilder:
+        """A builder that makes fresh agents sharing one backend."""
+        return AgentBuilder(self)
+
+
+class AgentBuilder:
+    """Makes agents for a spec: ``builder(seed)`` returns a fresh agent; the backend is built once."""
+
+    def __init__(self, spec: AgentSpec) -> None:
+        self.spec = spec
+        self._backend: LLMBackend | None = None
+        self._lock = threading.Lock()
+        self._class = self._resolve_class()
+
+    def _resolve_class(self) -> type:
+        if ":" in self.spec.agent:
+            return _import_class(self.spec.agent)
+        from agentrl.agents.react import ReActAgent
+        from agentrl.agents.simple import OracleAgent, RandomAgent
+
+        return {"oracle": OracleAgent, "random": RandomAgent, "react": ReActAgent}[self.spec.agent]
+
+    @property
+    def backend(self) -> LLMBackend | None:
+        """The shared backend (built on first use), or ``None`` for agents without an LLM."""
+        name = self.spec.backend_name
+        if name is None:
+            return None
+        with self._lock:
+            if self._backend is None:
+                self._backend = make_backend(name, self.spec.backend_options)
+            return self._backend
+
+    def backend_config(self) -> dict[str, Any] | None:
+        """The backend's own description (model path, server...), once built."""
+        return describe_config(self._backend) if self._backend is not None else None
+
+    def __call__(self, seed: int | None = None) -> Any:
+        """A fresh agent."""
+        options = dict(self.spec.agent_options)
+        parameters = _parameters(self._class)
+        if "seed" in parameters and "seed" not in options:
+            options["seed"] = seed
+        if "backend" in parameters and self.spec.backend_name is not None:
+            options["backend"] = self.backend
+        try:
+            return self._class(**options)
+        except TypeError as exc:
+            raise ValueError(
+                f"cannot build agent {self.spec.agent!r} with options {sorted(options)}: {exc}; "
+                f"its constructor takes: {', '.join(parameters) or 'nothing'}"
+            ) from None
+
+    def close(self) -> None:
+        """Release the backend; idempotent."""
+        with self._lock:
+            backend, self._backend = self._backend, None
+        if backend is not None:
+            backend.close()
+
+
+def _parameters(cls: type) -> list[str]:
+    try:
+        return [name for name in inspect.signature(cls).parameters if name not in ("self", "args", "kwargs")]
+    except (TypeError, ValueError):
+        return []
+
+
+def _jsonable(options: Mapping[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(dict(sorted(options.items())), default=str))
