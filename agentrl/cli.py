@@ -1,4 +1,4 @@
-"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``.
+"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``.
 
 >>> main(["list"])  # doctest: +ELLIPSIS
 AgentRL/TIRMath-v0 ...
@@ -129,6 +129,58 @@ def _command_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_bench(args: argparse.Namespace) -> int:
+    from agentrl.bench.compare import compare_runs, format_comparison
+
+    try:
+        if args.compare:
+            result = compare_runs(*args.compare)
+            for problem in result.problems:
+                print(f"warning: {problem}", file=sys.stderr)
+            print(format_comparison(result))
+            return 0
+        return _run_bench(args)
+    except (ValueError, RuntimeError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from agentrl.agents.registry import AgentSpec
+    from agentrl.bench.runner import BenchConfig, run_bench
+    from agentrl.bench.stats import format_summary, summarize
+    from agentrl.bench.suites import resolve_env_ids
+
+    if not args.agent:
+        raise ValueError("give an agent: --agent oracle|random|react|package.module:Class")
+    env_ids = resolve_env_ids(args.env, args.suite)
+    backend_options: dict[str, Any] = {}
+    for key in ("model_path", "model", "base_url"):
+        if getattr(args, key) is not None:
+            backend_options[key] = getattr(args, key)
+    agent_options = _parse_kwargs(args.agent_option)
+    if args.temperature is not None:
+        agent_options["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        agent_options["max_tokens"] = args.max_tokens
+    spec = AgentSpec(args.agent, backend=args.backend, backend_options=backend_options, agent_options=agent_options)
+    config = BenchConfig(
+        env_ids=env_ids, agent=spec, out=args.out, episodes=args.episodes, seeds=args.seeds, k=args.k,
+        concurrency=args.concurrency, action_timeout=args.action_timeout, env_kwargs=_parse_kwargs(args.env_kwarg),
+        retry_errors=args.retry_errors, progress=not args.no_progress, command=["agentrl", *args.argv],
+    )
+    outcome = run_bench(config)
+    if outcome.ran:
+        print(f"ran {outcome.ran} episode(s) in {outcome.wall_s:.1f} s; {outcome.errors} ended in an error")
+    print()
+    print(format_summary(summarize(outcome.records)))
+    print()
+    print(f"results: {outcome.out / 'results.jsonl'} ({len(outcome.records)} episodes)")
+    if outcome.report_path is not None:
+        print(f"report:  {outcome.report_path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentrl`` command."""
     import agentrl
@@ -157,6 +209,39 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seeds", type=int, default=5, help="number of seeds (episodes per agent)")
     demo.add_argument("--agents", nargs="+", default=["oracle", "random"], choices=["oracle", "random"])
     demo.set_defaults(run=_command_demo)
+
+    bench = commands.add_parser(
+        "bench", help="benchmark an agent on envs: resumable results.jsonl, summary table, report.html",
+        description="Benchmark an agent on one or more envs. Re-running the same command resumes: episodes "
+                    "already in OUT/results.jsonl are skipped. Use --compare RUN_A RUN_B to compare two runs.")
+    which = bench.add_argument_group("what to run")
+    which.add_argument("--env", nargs="+", metavar="ID", help="env id(s)")
+    which.add_argument("--suite", help="a named set of env ids: all, text, quick")
+    which.add_argument("--agent", help="oracle, random, react, or an import path package.module:Class")
+    which.add_argument("--episodes", type=int, default=10, help="episodes per seed per env (default 10)")
+    which.add_argument("--seeds", type=int, nargs="+", default=[0], help="base seeds (default 0)")
+    which.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k (default 1)")
+    which.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE",
+                       help="gym.make keyword argument, JSON value (repeatable)")
+    llm = bench.add_argument_group("agent and backend options")
+    llm.add_argument("--backend", help="LLM backend: smollm2, transformers, openai")
+    llm.add_argument("--model-path", help="model directory (transformers backend)")
+    llm.add_argument("--model", help="model name (openai backend)")
+    llm.add_argument("--base-url", help="server URL, like http://127.0.0.1:8000/v1 (openai backend)")
+    llm.add_argument("--temperature", type=float, help="sampling temperature")
+    llm.add_argument("--max-tokens", type=int, help="most tokens per turn")
+    llm.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
+                     help="agent constructor argument, JSON value (repeatable)")
+    how = bench.add_argument_group("how to run")
+    how.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once (default 1)")
+    how.add_argument("--action-timeout", type=float, default=300.0,
+                     help="seconds an agent may take per action before the episode is failed (default 300)")
+    how.add_argument("--out", default="bench-results", help="output directory (default ./bench-results)")
+    how.add_argument("--retry-errors", action="store_true", help="also re-run episodes that ended in an error")
+    how.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bench.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
+                       help="compare two output directories (or results files) instead of running")
+    bench.set_defaults(run=_command_bench)
     return parser
 
 
@@ -166,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from agentrl.core.errors import AgentRLError
 
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return int(args.run(args))
     except (AgentRLError, gym.error.Error) as exc:

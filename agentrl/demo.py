@@ -17,6 +17,7 @@ from typing import Any, TextIO
 import gymnasium as gym
 
 from agentrl.agents import OracleAgent, RandomAgent
+from agentrl.agents.base import bind_agent
 
 __all__ = ["EpisodeResult", "run_demo", "run_episode"]
 
@@ -39,8 +40,9 @@ class EpisodeResult:
 def run_episode(env: gym.Env, agent: Any, seed: int) -> EpisodeResult:
     """Play one episode of ``agent`` in ``env`` from ``reset(seed=seed)``."""
     start = time.perf_counter()
+    bind_agent(agent, env)
     observation, info = env.reset(seed=seed)
-    agent.reset(env, info)
+    agent.reset(info)
     total, task_id = 0.0, info["task_id"]
     while True:
         observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))

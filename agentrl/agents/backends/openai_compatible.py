@@ -1,0 +1,383 @@
+"""Any OpenAI-compatible ``/chat/completions`` server: OpenAI, vLLM, SGLang, llama.cpp, Ollama, TGI...
+
+All requests, whatever thread or event loop they come from, run on one private event loop in a
+background thread with one ``httpx.AsyncClient``: an ``httpx`` client (and an ``asyncio``
+semaphore) belongs to the loop it was first used on, and funnelling everything through one loop
+also makes ``max_concurrency`` a limit for the whole backend rather than per caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import email.utils
+import json
+import math
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from agentrl.agents.backends.base import BackendError, ChatMessage, Generation, GenerationConfig
+from agentrl.core.errors import DependencyNotInstalled
+
+__all__ = ["OpenAICompatibleBackend"]
+
+_T = TypeVar("_T")
+
+# vLLM writes sampled tokens as "token_id:123" when asked for return_tokens_as_token_ids.
+_TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+
+
+class _Retryable(Exception):
+    """One failed attempt that may succeed if tried again; carries the description and a delay hint."""
+
+    def __init__(self, message: str, retry_after: float | None = None, malformed: bool = False) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.malformed = malformed
+
+
+def _chat_url(base_url: str) -> str:
+    url = base_url.rstrip("/")
+    if url.endswith("/chat/completions"):
+        return url
+    if urlsplit(url).path in ("", "/"):
+        url += "/v1"  # a bare server address: OpenAI-compatible servers mount the API at /v1
+    return url + "/chat/completions"
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); None when absent or bad."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+class OpenAICompatibleBackend:
+    """Chat through an OpenAI-compatible HTTP server, with retries, backoff and a concurrency limit.
+
+    Requests go to ``{base_url}/chat/completions``. ``base_url`` is normally the API root, e.g.
+    ``"http://127.0.0.1:8000/v1"`` or ``"https://api.openai.com/v1"``; a bare server address
+    without a path (``"http://127.0.0.1:8000"``) gets ``/v1`` appended, and a URL already ending
+    in ``/chat/completions`` is used as is. Any other path is kept unchanged.
+
+    The API key is read from the environment variable ``api_key_env`` at each call (so it can be
+    rotated, and never sits in this object) and sent as ``Authorization: Bearer``; without it no
+    header is sent (local servers need none). It never appears in :meth:`config` or in errors.
+
+    Failures: connection errors, timeouts (``timeout_s`` per attempt), HTTP 429 and 5xx are
+    retried up to ``max_retries`` times with exponential backoff (``backoff_s * 2**attempt``, with
+    jitter, at most ``max_backoff_s``), or after the server's ``Retry-After`` (capped at
+    ``max_backoff_s``). Other 4xx fail at once. A reply that is not the expected JSON is retried
+    once. When the attempts run out, :class:`BackendError` names the URL and the last problem
+    (with the first 200 characters of the reply body).
+
+    Token ids are unknown to this API (``token_ids`` is empty) unless the server writes tokens as
+    ``token_id:N`` (vLLM with ``extra_body={"return_tokens_as_token_ids": True}`` and
+    ``logprobs=True``); ``logprobs`` are filled when ``logprobs=True`` and the server returns them.
+
+    Args:
+        base_url: the API root (see above).
+        model: the model name the server expects.
+        api_key_env: the environment variable holding the API key.
+        max_concurrency: the most requests in flight at once, over all callers.
+        timeout_s: the time limit of one attempt.
+        max_retries: retries after the first attempt.
+        backoff_s: the first backoff delay; doubles with each retry.
+        extra_body: more JSON fields for every request (e.g. ``{"top_k": 20}``); they override
+            the standard ones. Recorded in :meth:`config`, so keep secrets out of it.
+        logprobs: ask for the logprob of each generated token.
+        max_backoff_s: the longest wait between attempts, ``Retry-After`` included.
+        name: a display name (the model name by default).
+
+    Raises:
+        DependencyNotInstalled: httpx is missing.
+        ValueError: bad limits.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_concurrency: int = 8,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        extra_body: dict[str, Any] | None = None,
+        logprobs: bool = False,
+        max_backoff_s: float = 30.0,
+        name: str | None = None,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError as exc:
+            raise DependencyNotInstalled("httpx", extra="llm") from exc
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        if max_retries < 0 or timeout_s <= 0 or backoff_s < 0 or max_backoff_s < 0:
+            raise ValueError("max_retries, backoff_s and max_backoff_s must be >= 0 and timeout_s > 0")
+        self._httpx = httpx
+        self.base_url = base_url
+        self.url = _chat_url(base_url)
+        self.model = model
+        self.name = name or model
+        self.api_key_env = api_key_env
+        self.max_concurrency = int(max_concurrency)
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.backoff_s = float(backoff_s)
+        self.max_backoff_s = float(max_backoff_s)
+        self.extra_body = dict(extra_body or {})
+        self.logprobs = bool(logprobs)
+        #: Counters: requests answered, HTTP attempts made, retries, requests that failed.
+        self.stats: dict[str, int] = {"requests": 0, "attempts": 0, "retries": 0, "failures": 0}
+
+        self._lock = threading.Lock()
+        self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: Any = None  # httpx.AsyncClient, made on the private loop
+        self._semaphore: asyncio.Semaphore | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    def generate(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
+        """Complete one conversation; blocks (the request runs on the backend's private event loop).
+
+        Raises:
+            BackendError: the request failed after its retries, or the backend is closed.
+        """
+        if threading.current_thread() is self._thread:
+            raise BackendError(f"{self.name}: generate() called from the backend's own event loop")
+        try:
+            return self._run(self._complete(messages, config)).result()
+        except concurrent.futures.CancelledError:
+            if self._closed:  # close() cancelled the request
+                raise BackendError(f"{self.name}: backend closed") from None
+            raise
+
+    async def agenerate(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
+        """Complete one conversation without blocking; safe from any event loop and thread.
+
+        Raises:
+            BackendError: the request failed after its retries, or the backend is closed.
+        """
+        try:
+            return await asyncio.wrap_future(self._run(self._complete(messages, config)))
+        except asyncio.CancelledError:
+            if self._closed:  # close() cancelled the request, not our caller
+                raise BackendError(f"{self.name}: backend closed") from None
+            raise
+
+    def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        """An *estimate* of the prompt tokens: about 4 characters a token plus 4 tokens a message.
+
+        The server's tokenizer is unknown here; use the ``usage`` of a reply for exact counts.
+        """
+        return sum(4 + math.ceil(len(m["content"]) / 4) for m in messages) + 2
+
+    def config(self) -> dict[str, Any]:
+        """A JSON-serialisable description for result files (never the API key)."""
+        return {
+            "backend": "openai_compatible",
+            "name": self.name,
+            "model": self.model,
+            "base_url": self.base_url,
+            "url": self.url,
+            "api_key_env": self.api_key_env,
+            "max_concurrency": self.max_concurrency,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "backoff_s": self.backoff_s,
+            "max_backoff_s": self.max_backoff_s,
+            "logprobs": self.logprobs,
+            "extra_body": self.extra_body,
+        }
+
+    def close(self) -> None:
+        """Close the HTTP client and stop the private event loop; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if self._client is not None:
+            try:
+                asyncio.run_coroutine_threadsafe(self._client.aclose(), loop).result(timeout=5)
+            except Exception:
+                pass  # best effort: the loop and its sockets go away below anyway
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+    def __enter__(self) -> OpenAICompatibleBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ private event loop
+
+    def _run(self, coro: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
+        with self._lock:
+            if self._closed:
+                coro.close()
+                raise BackendError(f"{self.name}: backend closed")
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+                thread = threading.Thread(
+                    target=self._loop_main, args=(loop, ready), name=f"agentrl-http-{self.name}", daemon=True
+                )
+                thread.start()
+                ready.wait()
+                self._loop, self._thread = loop, thread
+            return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def _loop_main(self, loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
+        asyncio.set_event_loop(loop)
+        loop.call_soon(ready.set)
+        try:
+            loop.run_forever()
+        finally:
+            # Cancel whatever is still pending so that waiting callers get an answer.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+    # ------------------------------------------------------------------ requests
+
+    def _body(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "max_tokens": config.max_tokens,
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+        }
+        if config.stop:
+            body["stop"] = list(config.stop)
+        if config.seed is not None:
+            body["seed"] = config.seed
+        if self.logprobs:
+            body["logprobs"] = True
+        body.update(self.extra_body)
+        return body
+
+    async def _complete(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
+        if self._client is None:
+            httpx = self._httpx
+            limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s), limits=limits)
+            self._semaphore = asyncio.Semaphore(self.max_concurrency)
+        body = self._body(messages, config)
+        try:
+            generation = await self._post_with_retries(body)
+        except BackendError:
+            self.stats["failures"] += 1
+            raise
+        self.stats["requests"] += 1
+        return generation
+
+    async def _post_with_retries(self, body: dict[str, Any]) -> Generation:
+        attempts = self.max_retries + 1
+        malformed_retried = False
+        last_problem = "no attempt made"
+        for attempt in range(attempts):
+            key = os.environ.get(self.api_key_env) or None
+            try:
+                return await self._attempt(body, key)
+            except _Retryable as exc:
+                last_problem = self._redact(str(exc), key)
+                if exc.malformed:
+                    if malformed_retried:
+                        break
+                    malformed_retried = True
+                if attempt == attempts - 1:
+                    break
+                self.stats["retries"] += 1
+                if exc.retry_after is not None:
+                    delay = min(exc.retry_after, self.max_backoff_s)
+                else:
+                    # Jitter spreads the retries of many concurrent callers so they do not stampede.
+                    delay = min(self.backoff_s * 2**attempt, self.max_backoff_s) * random.uniform(0.5, 1.0)
+                await asyncio.sleep(delay)
+        tries = attempt + 1
+        raise BackendError(f"{self.url}: failed after {tries} attempt{'s' if tries > 1 else ''}: {last_problem}")
+
+    def _redact(self, text: str, key: str | None) -> str:
+        return text.replace(key, "***") if key else text
+
+    async def _attempt(self, body: dict[str, Any], key: str | None) -> Generation:
+        httpx = self._httpx
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        assert self._semaphore is not None
+        async with self._semaphore:
+            self.stats["attempts"] += 1
+            try:
+                # wait_for bounds the whole attempt; httpx's timeout alone bounds each read separately.
+                response = await asyncio.wait_for(
+                    self._client.post(self.url, json=body, headers=headers), timeout=self.timeout_s
+                )
+            except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
+                raise _Retryable(f"timed out after {self.timeout_s:g} s") from exc
+            except httpx.TransportError as exc:
+                raise _Retryable(f"connection error: {type(exc).__name__}: {exc}") from exc
+        text = response.text
+        snippet = self._redact(text[:200], key)
+        status = response.status_code
+        if status == 429 or status >= 500:
+            raise _Retryable(
+                f"HTTP {status}: {snippet!r}", retry_after=_parse_retry_after(response.headers.get("retry-after"))
+            )
+        if status >= 400:
+            raise BackendError(f"{self.url}: HTTP {status} (not retried): {snippet!r}")
+        try:
+            return self._parse(json.loads(text))
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise _Retryable(f"malformed reply ({type(exc).__name__}: {exc}): {snippet!r}", malformed=True) from exc
+
+    def _parse(self, reply: Any) -> Generation:
+        choice = reply["choices"][0]
+        message = choice["message"]
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise TypeError(f"message.content is {type(content).__name__}, not a string")
+        finish = choice.get("finish_reason")
+        logprobs: tuple[float, ...] = ()
+        token_ids: tuple[int, ...] = ()
+        entries = (choice.get("logprobs") or {}).get("content") or []
+        if entries:
+            logprobs = tuple(float(entry["logprob"]) for entry in entries)
+            matches = [_TOKEN_ID.match(str(entry.get("token", ""))) for entry in entries]
+            if all(matches):
+                token_ids = tuple(int(m.group(1)) for m in matches if m)
+        usage_in = reply.get("usage") or {}
+        usage = {k: int(usage_in[k]) for k in ("prompt_tokens", "completion_tokens") if usage_in.get(k) is not None}
+        return Generation(
+            text=content or "",
+            finish_reason="length" if finish == "length" else "stop",
+            token_ids=token_ids,
+            logprobs=logprobs,
+            usage=usage,
+        )

@@ -1,0 +1,227 @@
+r"""How much ``agentrl bench --concurrency N`` buys: the same episodes at concurrency 1 and N.
+
+Run ``python -m agentrl.bench.concurrency [--episodes 48] [--concurrency 16] [--max-delay 0.2]``.
+The agent is :class:`ScriptedAgent`: it replays the task's oracle solution but waits a random
+0-200 ms before each action, like a remote LLM would. Both runs play exactly the same episodes
+(same keys, same per-episode delays, since each agent's delays come from its episode's seed) into
+fresh temporary directories; the script prints both wall times and their ratio.
+
+Two envs are measured by default:
+
+* ``instant`` (:class:`InstantEnv`, registered as ``AgentRLBench/Instant-v0`` when asked for): no
+  tools, no sandbox, microsecond steps, so the timings measure the runner and the agent's latency
+  alone. The target (``--target``, 8x) applies here.
+* ``AgentRL/TIRMath-v0``: the real thing. Each of its episodes restarts a sandboxed Python
+  interpreter (roughly 0.2-0.3 CPU-seconds), so on a machine with few cores the env's CPU cost,
+  not the runner, bounds the speed-up (on 2 cores: about 2x).
+
+``ScriptedAgent`` is also a handy agent for tests and demos::
+
+    agentrl bench --env AgentRL/TIRMath-v0 --agent agentrl.bench.concurrency:ScriptedAgent \
+        --agent-option max_delay=0.05 --episodes 10 --concurrency 8 --out /tmp/scripted
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agentrl.agents.simple import OracleAgent
+from agentrl.core.spaces import UnicodeText
+
+__all__ = ["INSTANT_ENV_ID", "InstantEnv", "Measurement", "ScriptedAgent", "main", "measure", "register_instant_env"]
+
+#: the id :func:`register_instant_env` registers
+INSTANT_ENV_ID = "AgentRLBench/Instant-v0"
+
+
+class ScriptedAgent(OracleAgent):
+    """The oracle, slowed down: waits a random ``min_delay``-``max_delay`` seconds before each action.
+
+    Args:
+        seed: seeds the delays (the bench runner passes each episode's own seed).
+        min_delay: the shortest wait, in seconds.
+        max_delay: the longest wait, in seconds.
+
+    ``aact`` waits with ``asyncio.sleep`` (like an agent awaiting an HTTP reply); ``act`` blocks with
+    ``time.sleep``.
+    """
+
+    name = "scripted"
+
+    def __init__(self, seed: int | None = None, min_delay: float = 0.0, max_delay: float = 0.2) -> None:
+        super().__init__()
+        if not 0 <= min_delay <= max_delay:
+            raise ValueError(f"need 0 <= min_delay <= max_delay, got {min_delay} and {max_delay}")
+        self.min_delay = float(min_delay)
+        self.max_delay = float(max_delay)
+        self._rng = np.random.default_rng(seed)
+
+    def _delay(self) -> float:
+        return float(self._rng.uniform(self.min_delay, self.max_delay))
+
+    def act(self, observation: Any, info: dict[str, Any]) -> str:
+        """Sleep, then return the next oracle action."""
+        time.sleep(self._delay())
+        return super().act(observation, info)
+
+    async def aact(self, observation: Any, info: dict[str, Any]) -> str:
+        """Wait without blocking the event loop, then return the next oracle action."""
+        await asyncio.sleep(self._delay())
+        return super().act(observation, info)
+
+
+class InstantEnv(gym.Env[str, str]):
+    r"""A two-turn text env with no tools: think once, then answer ``\boxed{code}``; steps cost microseconds.
+
+    Its tasks carry ``oracle_actions`` (so :class:`ScriptedAgent` and the oracle solve them) and its
+    ``info`` has the AgentRL keys. It exists to time the benchmark runner without any env cost.
+
+    >>> env = InstantEnv()
+    >>> observation, info = env.reset(seed=0)
+    >>> for action in env.task.oracle_actions:
+    ...     observation, reward, terminated, truncated, info = env.step(action)
+    >>> reward, terminated, info["done_reason"]
+    (1.0, True, 'answered')
+    """
+
+    metadata: dict[str, Any] = {"render_modes": [], "stop_sequences": ()}
+
+    def __init__(self, max_turns: int = 4) -> None:
+        self.observation_space = UnicodeText(1000)
+        self.action_space = UnicodeText(65_536)
+        self.max_turns = max_turns
+        self.task: Any = None
+        self._turn = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Draw a code word (a number) to repeat."""
+        super().reset(seed=seed)
+        code = int(self.np_random.integers(10**6))
+        self.task = SimpleNamespace(id=f"instant/{code}", answer=str(code),
+                                    oracle_actions=("Let me think about it.", f"\\boxed{{{code}}}"))
+        self._turn = 0
+        return f"Answer \\boxed{{{code}}} on your second turn.", self._info(None)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        r"""Turn 1: anything; later: ``\boxed{code}`` ends the episode with reward 1 (else 0)."""
+        if not isinstance(action, str):
+            from agentrl.core.errors import InvalidActionType
+
+            raise InvalidActionType(f"expected a str action, got {type(action).__name__}")
+        self._turn += 1
+        if "\\boxed{" in action:
+            reward = 1.0 if f"\\boxed{{{self.task.answer}}}" in action else 0.0
+            return "[episode over]", reward, True, False, self._info("answered")
+        truncated = self._turn >= self.max_turns
+        return "Noted.", 0.0, False, truncated, self._info("max_turns" if truncated else None)
+
+    def _info(self, done_reason: str | None) -> dict[str, Any]:
+        return {"task_id": self.task.id, "turn": self._turn, "turns_left": self.max_turns - self._turn,
+                "action_error": None, "tool_error": None, "void_turn": False, "done_reason": done_reason,
+                "reward_components": {}}
+
+
+def register_instant_env() -> str:
+    """Register :class:`InstantEnv` with Gymnasium (idempotent); returns its id."""
+    if INSTANT_ENV_ID not in gym.registry:
+        gym.register(id=INSTANT_ENV_ID, entry_point="agentrl.bench.concurrency:InstantEnv")
+    return INSTANT_ENV_ID
+
+
+@dataclass
+class Measurement:
+    """Wall seconds of the same episodes at each concurrency."""
+
+    episodes: int
+    seconds: dict[int, float] = field(default_factory=dict)
+    errors: dict[int, int] = field(default_factory=dict)
+
+    def ratio(self, fast: int, slow: int = 1) -> float:
+        """How many times faster ``fast`` finished than ``slow``."""
+        return self.seconds[slow] / self.seconds[fast]
+
+
+def measure(
+    concurrencies: Sequence[int] = (1, 16),
+    *,
+    env_id: str = "AgentRL/TIRMath-v0",
+    episodes: int = 48,
+    min_delay: float = 0.0,
+    max_delay: float = 0.2,
+    env_kwargs: dict[str, Any] | None = None,
+    action_timeout: float = 60.0,
+) -> Measurement:
+    """Run the same ``episodes`` ScriptedAgent episodes once per concurrency and time each run.
+
+    Each run writes to its own temporary directory, so every run plays every episode.
+    """
+    from agentrl.agents.registry import AgentSpec
+    from agentrl.bench.runner import BenchConfig, run_bench
+
+    if env_id in ("instant", INSTANT_ENV_ID):
+        env_id = register_instant_env()
+
+    spec = AgentSpec("agentrl.bench.concurrency:ScriptedAgent",
+                     agent_options={"min_delay": min_delay, "max_delay": max_delay})
+    result = Measurement(episodes)
+    for concurrency in concurrencies:
+        with tempfile.TemporaryDirectory(prefix="agentrl-concurrency-") as out:
+            config = BenchConfig(env_ids=[env_id], agent=spec, out=out, episodes=episodes, seeds=[0],
+                                 concurrency=concurrency, action_timeout=action_timeout,
+                                 env_kwargs=dict(env_kwargs or {}), progress=False, report=False)
+            outcome = run_bench(config, log=lambda message: None)
+            result.seconds[concurrency] = outcome.wall_s
+            result.errors[concurrency] = outcome.errors
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns 0 when the first env's speed-up reaches ``--target``."""
+    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.concurrency",
+                                     description="Time the same ScriptedAgent episodes at concurrency 1 and N.")
+    parser.add_argument("--env", nargs="+", default=["instant", "AgentRL/TIRMath-v0"],
+                        help="env ids ('instant' = the sandbox-free InstantEnv); the target applies to the first")
+    parser.add_argument("--episodes", type=int, default=48)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--min-delay", type=float, default=0.0)
+    parser.add_argument("--max-delay", type=float, default=0.2)
+    parser.add_argument("--target", type=float, default=8.0, help="the speed-up to reach (exit status 1 below it)")
+    args = parser.parse_args(argv)
+    cores = os.cpu_count() or 1
+    print(f"{args.episodes} ScriptedAgent episodes per run, {args.min_delay * 1000:g}-{args.max_delay * 1000:g} ms "
+          f"per action, concurrency 1 vs {args.concurrency}, {cores} CPU cores")
+    status = 0
+    for position, env_id in enumerate(args.env):
+        result = measure((1, args.concurrency), env_id=env_id, episodes=args.episodes, min_delay=args.min_delay,
+                         max_delay=args.max_delay)
+        print(f"\n{env_id}")
+        for concurrency, seconds in result.seconds.items():
+            print(f"  concurrency {concurrency:>3}: {seconds:7.2f} s  ({args.episodes / seconds:6.1f} episodes/s, "
+                  f"{result.errors[concurrency]} errors)")
+        ratio = result.ratio(args.concurrency)
+        line = f"  speed-up: {ratio:.1f}x"
+        if position == 0:
+            met = ratio >= args.target
+            status = 0 if met else 1
+            line += f" (target {args.target:g}x: {'met' if met else 'NOT met'})"
+        if env_id.startswith("AgentRL/TIRMath"):
+            # Not the runner's limit: every episode restarts a sandboxed interpreter, which costs CPU.
+            line += f" (bounded by the sandbox restart each episode costs in CPU, on {cores} cores)"
+        print(line)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,328 @@
+r"""``report.html``: one self-contained page per benchmark directory.
+
+The page has a summary table, per-env bar charts with 95% error bars (mean reward: t-interval;
+success rate: Wilson), reward histograms and a table of every episode; clicking an episode shows its
+trajectory turn by turn. Everything is inline (SVG, CSS, JS): no network, no external files, and a
+Content-Security-Policy that forbids loading any. Every piece of text from the results is
+HTML-escaped, and the trajectories travel as JSON inside ``<script type="application/json">`` with
+``<``, ``>`` and ``&`` written as ``\u003c``-style escapes, so an agent that writes
+``</script><script>alert(1)</script>`` shows up as text and nothing more.
+
+>>> hostile = "</script><script>alert(1)</script>"
+>>> page = render_report([{"key": "k", "env_id": "E-v0", "agent": {"agent": "oracle"}, "reward": 1.0,
+...                        "success": True, "task_id": hostile, "trajectory": [{"role": "agent", "text": hostile}]}])
+>>> hostile in page, page.count("<script")
+(False, 2)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentrl.bench.results import LineProblem
+from agentrl.bench.stats import GroupStats, format_summary, summarize
+
+__all__ = ["render_report", "write_report"]
+
+_E = html.escape
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _json_for_script(value: Any) -> str:
+    """JSON that is inert inside ``<script>``: no ``<``, ``>``, ``&`` or line separators survive."""
+    # NaN is not JSON (a hand-edited results file may hold one): JSON.parse would throw on it.
+    text = json.dumps(_finite(value), ensure_ascii=True, allow_nan=False, default=str, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
+        return f"{value:.{digits}f}"
+    return "-"
+
+
+# -- SVG charts ----------------------------------------------------------------------------------
+_CHART_W, _LABEL_W, _ROW_H, _PAD = 640, 230, 26, 24
+_COLOURS = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
+
+
+def _bar_chart(title: str, rows: Sequence[tuple[str, float, float, float]], lo: float, hi: float,
+               percent: bool = False) -> str:
+    """Horizontal bars with error bars: ``rows`` of (label, estimate, low, high), scale ``[lo, hi]``."""
+    plot_w = _CHART_W - _LABEL_W - 64  # room on the right for the value label
+    height = _PAD + len(rows) * _ROW_H + 26
+    span = (hi - lo) or 1.0
+
+    def x(value: float) -> float:
+        return _LABEL_W + (min(max(value, lo), hi) - lo) / span * plot_w
+
+    def fmt(value: float) -> str:
+        return "-" if math.isnan(value) else (f"{value:.0%}" if percent else f"{value:.3f}")
+
+    parts = [f'<svg class="chart" role="img" viewBox="0 0 {_CHART_W} {height}" width="{_CHART_W}" '
+             f'height="{height}" xmlns="http://www.w3.org/2000/svg"><title>{_E(title)}</title>',
+             f'<text x="4" y="15" class="chart-title">{_E(title)}</text>']
+    for tick in range(6):
+        value = lo + span * tick / 5
+        tx = x(value)
+        parts.append(f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{_PAD - 4}" y2="{height - 22}" class="grid"/>'
+                     f'<text x="{tx:.1f}" y="{height - 8}" class="tick" text-anchor="middle">{_E(fmt(value))}</text>')
+    zero = x(0.0) if lo <= 0.0 <= hi else _LABEL_W
+    for i, (label, estimate, low, high) in enumerate(rows):
+        y = _PAD + i * _ROW_H
+        colour = _COLOURS[i % len(_COLOURS)]
+        short = label if len(label) <= 34 else label[:31] + "..."
+        tip = f"{label}: {fmt(estimate)} [{fmt(low)}, {fmt(high)}]"
+        parts.append(f'<g><title>{_E(tip)}</title>'
+                     f'<text x="{_LABEL_W - 6}" y="{y + 15}" text-anchor="end" class="label">{_E(short)}</text>')
+        if not math.isnan(estimate):
+            x0, x1 = sorted((zero, x(estimate)))
+            parts.append(f'<rect x="{x0:.1f}" y="{y + 3}" width="{max(x1 - x0, 1):.1f}" height="{_ROW_H - 8}" '
+                         f'fill="{colour}" opacity="0.85"/>')
+        if not (math.isnan(low) or math.isnan(high)):
+            lx, hx, my = x(low), x(high), y + _ROW_H / 2 - 1
+            parts.append(f'<line x1="{lx:.1f}" x2="{hx:.1f}" y1="{my:.1f}" y2="{my:.1f}" class="err"/>'
+                         f'<line x1="{lx:.1f}" x2="{lx:.1f}" y1="{my - 6:.1f}" y2="{my + 6:.1f}" class="err"/>'
+                         f'<line x1="{hx:.1f}" x2="{hx:.1f}" y1="{my - 6:.1f}" y2="{my + 6:.1f}" class="err"/>')
+        parts.append(f'<text x="{_CHART_W - 4}" y="{y + 15}" text-anchor="end" class="value">'
+                     f'{_E(fmt(estimate))}</text></g>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _histogram(title: str, values: Sequence[float], colour: str) -> str:
+    """A small reward histogram (10 bins over ``[min(0, min), max(1, max)]``)."""
+    width, height, bins = 300, 120, 10
+    lo = min(0.0, *values) if values else 0.0
+    hi = max(1.0, *values) if values else 1.0
+    span = (hi - lo) or 1.0
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, int((value - lo) / span * bins))] += 1
+    top = max(counts) or 1
+    bar_w = (width - 20) / bins
+    parts = [f'<svg class="hist" role="img" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+             f'xmlns="http://www.w3.org/2000/svg"><title>{_E(title)}</title>',
+             f'<text x="4" y="13" class="chart-title small">{_E(title if len(title) <= 44 else title[:41] + "...")}'
+             f'</text>']
+    for i, count in enumerate(counts):
+        h = (height - 44) * count / top
+        x = 10 + i * bar_w
+        left, right = lo + span * i / bins, lo + span * (i + 1) / bins
+        parts.append(f'<rect x="{x:.1f}" y="{height - 22 - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
+                     f'fill="{colour}"><title>{_E(f"[{left:.2f}, {right:.2f}): {count} episode(s)")}</title></rect>')
+    parts.append(f'<text x="10" y="{height - 6}" class="tick">{lo:g}</text>'
+                 f'<text x="{width - 10}" y="{height - 6}" class="tick" text-anchor="end">{hi:g}</text></svg>')
+    return "".join(parts)
+
+
+def _env_section(env: str, groups: Sequence[GroupStats]) -> str:
+    reward_rows = [(g.agent, g.reward.estimate, g.reward.low, g.reward.high) for g in groups]
+    finite = [v for _, e, lo_, hi_ in reward_rows for v in (e, lo_, hi_) if not math.isnan(v)]
+    lo = min(0.0, *finite) if finite else 0.0
+    hi = max(1.0, *finite) if finite else 1.0
+    success_rows = [(g.agent, g.success.estimate, g.success.low, g.success.high) for g in groups]
+    hists = "".join(_histogram(f"{g.agent} ({g.episodes} episodes)", g.rewards, _COLOURS[i % len(_COLOURS)])
+                    for i, g in enumerate(groups))
+    return (f'<section class="env"><h3>{_E(env)}</h3><div class="charts">'
+            f'{_bar_chart("Mean reward (95% t-interval)", reward_rows, lo, hi)}'
+            f'{_bar_chart("Success rate (95% Wilson interval)", success_rows, 0.0, 1.0, percent=True)}'
+            f'</div><h4>Reward distribution</h4><div class="hists">{hists}</div></section>')
+
+
+# -- tables ----------------------------------------------------------------------------------------
+def _summary_table(groups: Sequence[GroupStats]) -> str:
+    head = ("env", "agent", "episodes", "mean reward", "95% CI", "success", "95% CI", "pass@k", "mean turns",
+            "mean tokens", "mean seconds", "errors")
+    rows = []
+    for g in groups:
+        passk = ", ".join(f"pass@{k} {_num(v)}" for k, v in g.pass_at.items()) or "-"
+        cells = (g.env, g.agent, str(g.episodes), _num(g.reward.estimate),
+                 f"[{_num(g.reward.low)}, {_num(g.reward.high)}]", f"{g.success.estimate:.1%}",
+                 f"[{g.success.low:.1%}, {g.success.high:.1%}]", passk, _num(g.mean_turns, 2),
+                 _num(g.mean_tokens, 0), _num(g.mean_wall_s, 2), str(g.errors))
+        rows.append("<tr>" + "".join(f"<td>{_E(c)}</td>" for c in cells) + "</tr>")
+    return ('<table class="summary"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def _episode_table(groups: Sequence[GroupStats]) -> tuple[str, list[Any]]:
+    head = ("#", "env", "agent", "seed", "episode", "attempt", "task", "reward", "success", "turns", "tokens",
+            "seconds", "error")
+    rows, payload = [], []
+    index = 0
+    for g in groups:
+        for r in g.records:
+            error = r.get("error") or ""
+            cells = (str(index), g.env, g.agent, str(r.get("seed", "")), str(r.get("episode", "")),
+                     str(r.get("attempt", "")), str(r.get("task_id") or ""), _num(r.get("reward")),
+                     "yes" if r.get("success") else "no", str(r.get("turns", "")), str(r.get("tokens", "")),
+                     _num(r.get("wall_s"), 2), error if len(error) <= 120 else error[:117] + "...")
+            status = "error" if error else ("ok" if r.get("success") else "fail")
+            rows.append(f'<tr class="episode {status}" data-i="{index}" tabindex="0" aria-expanded="false">'
+                        + "".join(f"<td>{_E(c)}</td>" for c in cells) + "</tr>")
+            trajectory = r.get("trajectory") if isinstance(r.get("trajectory"), list) else []
+            payload.append({"title": f"{g.env} | {g.agent} | seed {r.get('seed')} episode {r.get('episode')} "
+                                     f"attempt {r.get('attempt')} | task {r.get('task_id')}",
+                            "key": r.get("key"), "error": r.get("error"), "turns": trajectory})
+            index += 1
+    table = ('<table class="episodes" id="episodes"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)
+             + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return table, payload
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:16px}
+h4{font-size:14px;margin:8px 0}
+table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;
+vertical-align:top}th{background:#f4f4f4}
+table.episodes tr.episode{cursor:pointer}table.episodes tr.episode:hover{background:#eef4ff}
+tr.error td{background:#fff0f0}tr.ok td:nth-child(9){color:#228833}tr.fail td:nth-child(9){color:#aa3333}
+.charts,.hists{display:flex;flex-wrap:wrap;gap:12px}
+.chart-title{font-size:13px;font-weight:600}.small{font-size:11px}.label,.value{font-size:12px}
+.tick{font-size:10px;fill:#666}.grid{stroke:#eee}.err{stroke:#222;stroke-width:1.5}
+.detail td{background:#fafafa}.turn{margin:6px 0;border-left:4px solid #ccc;padding:2px 8px}
+.turn.agent{border-color:#4477aa}.turn.env{border-color:#228833}.turn.error{border-color:#ee6677}
+.turn .meta{font-size:11px;color:#555;font-weight:600}
+.turn pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px;max-height:480px;overflow:auto}
+.warn{background:#fff6e0;border:1px solid #e8c070;padding:8px}.muted{color:#666;font-size:12px}
+#filter{margin:8px 0;padding:4px;width:320px}
+"""
+
+_JS = """
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("episodes-data").textContent);
+  var table = document.getElementById("episodes");
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) { node.className = cls; }
+    if (text !== undefined) { node.textContent = text; }
+    return node;
+  }
+  function detail(row) {
+    var item = data[Number(row.getAttribute("data-i"))];
+    var tr = el("tr", "detail");
+    var td = el("td");
+    td.colSpan = row.children.length;
+    td.appendChild(el("div", "meta", item.title));
+    if (item.error) { td.appendChild(el("div", "turn error", "error: " + item.error)); }
+    item.turns.forEach(function (turn, n) {
+      var box = el("div", "turn " + String(turn.role || "env"));
+      var meta = String(n) + ". " + String(turn.role || "?");
+      if (typeof turn.reward === "number") { meta += "  reward " + turn.reward; }
+      if (typeof turn.seconds === "number") { meta += "  " + turn.seconds.toFixed(3) + " s"; }
+      if (turn.type) { meta += "  (not a str: " + String(turn.type) + ")"; }
+      if (turn.info) { meta += "  " + JSON.stringify(turn.info); }
+      box.appendChild(el("div", "meta", meta));
+      box.appendChild(el("pre", "", String(turn.text === undefined ? "" : turn.text)));
+      td.appendChild(box);
+    });
+    tr.appendChild(td);
+    return tr;
+  }
+  function toggle(row) {
+    var next = row.nextElementSibling;
+    if (next && next.classList.contains("detail")) {
+      next.hidden = !next.hidden;
+    } else {
+      row.parentNode.insertBefore(detail(row), row.nextSibling);
+    }
+    row.setAttribute("aria-expanded", String(!(row.nextElementSibling.hidden)));
+  }
+  table.addEventListener("click", function (event) {
+    var row = event.target.closest("tr.episode");
+    if (row) { toggle(row); }
+  });
+  table.addEventListener("keydown", function (event) {
+    var row = event.target.closest("tr.episode");
+    if (row && (event.key === "Enter" || event.key === " ")) { event.preventDefault(); toggle(row); }
+  });
+  var filter = document.getElementById("filter");
+  filter.addEventListener("input", function () {
+    var needle = filter.value.toLowerCase();
+    table.querySelectorAll("tr.episode").forEach(function (row) {
+      var hide = needle !== "" && row.textContent.toLowerCase().indexOf(needle) < 0;
+      row.hidden = hide;
+      var next = row.nextElementSibling;
+      if (hide && next && next.classList.contains("detail")) { next.hidden = true; }
+    });
+  });
+})();
+"""
+
+
+def render_report(records: Sequence[Mapping[str, Any]], problems: Sequence[LineProblem] = (),
+                  title: str = "AgentRL benchmark report") -> str:
+    """The report page for ``records`` (episode result dicts, as in ``results.jsonl``).
+
+    Args:
+        records: the episodes.
+        problems: skipped lines of the results file, listed at the top of the page.
+        title: the page title.
+    """
+    groups = summarize(records)
+    envs: dict[str, list[GroupStats]] = {}
+    for g in groups:
+        envs.setdefault(g.env, []).append(g)
+    episode_table, payload = _episode_table(groups)
+    generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    warn = ""
+    if problems:
+        items = "".join(f"<li>{_E(str(p))}</li>" for p in problems)
+        warn = (f'<div class="warn"><b>{len(problems)} line(s) of the results file were skipped:</b>'
+                f"<ul>{items}</ul></div>")
+    sections = "".join(_env_section(env, members) for env, members in envs.items()) or "<p>No episodes yet.</p>"
+    csp = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
+           "base-uri 'none'; form-action 'none'")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_E(title)}</title><style>{_CSS}</style></head>
+<body>
+<h1>{_E(title)}</h1>
+<p class="muted">{len(records)} episode(s) in {len(groups)} group(s); generated {_E(generated)}.
+Intervals are 95%: Student t for mean reward, Wilson for success rate.</p>
+{warn}
+<h2>Summary</h2>
+{_summary_table(groups)}
+<details><summary class="muted">as plain text</summary><pre>{_E(format_summary(groups))}</pre></details>
+<h2>Per env</h2>
+{sections}
+<h2>Episodes</h2>
+<p class="muted">Click a row (or focus it and press Enter) to read the trajectory turn by turn.</p>
+<input id="filter" type="search" placeholder="filter episodes (env, agent, task, error...)" aria-label="filter">
+{episode_table}
+<script type="application/json" id="episodes-data">{_json_for_script(payload)}</script>
+<script>{_JS}</script>
+</body></html>
+"""
+
+
+def write_report(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
+                 problems: Sequence[LineProblem] = ()) -> Path:
+    """Write :func:`render_report` to ``path`` atomically (a reader never sees half a page)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(render_report(records, problems), encoding="utf-8")
+    os.replace(tmp, target)
+    return target

@@ -1,0 +1,662 @@
+"""The benchmark runner behind ``agentrl bench``: many episodes, concurrently, resumable.
+
+Episodes are identified, not counted: episode ``j`` under seed ``s`` (attempt ``a`` with ``--k``)
+of env ``E`` for agent config ``C`` has a key hashed from all of those plus a fingerprint of the
+env's code and data. The runner reads ``<out>/results.jsonl``, skips every key already there and
+plays the rest, appending one line per finished episode (see :mod:`agentrl.bench.results`), so
+re-running a command, even after ``kill -9``, completes the set without duplicating anything.
+
+Concurrency: ``concurrency`` slots run as asyncio tasks. Each slot owns one env (made with
+``gym.make`` and reused across its episodes) and builds a fresh agent per episode from the shared
+:class:`~agentrl.agents.registry.AgentBuilder` (LLM backends are created once and shared), seeded
+with the episode's own derived seed, so results do not depend on scheduling. ``agent.aact`` is
+awaited under ``asyncio.wait_for(..., action_timeout)``; agents that only have a synchronous
+``act`` run it in a daemon thread, so a hung agent costs its episode and its (abandoned) thread,
+never the run. ``env.reset``/``env.step`` run in worker threads, so a slow sandbox does not block
+the other slots.
+
+What a broken agent costs: an exception, a non-``str`` action (``InvalidActionType``) or a missed
+deadline ends that episode with ``error`` set, reward 0 and success false; the run goes on. Over-long
+actions are the env's business (it answers with an error observation). Stored texts are capped
+(``max_text_chars``, with a visible marker) so that a 10 MB action cannot bloat the results file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as _dt
+import hashlib
+import importlib.util
+import inspect
+import json
+import math
+import os
+import re
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentrl.bench.results import RESULTS_FILE, LineProblem, LoadedResults, ResultStore, RunLock
+from agentrl.core.text import truncate_middle
+
+__all__ = [
+    "RECORD_FORMAT",
+    "BenchConfig",
+    "BenchOutcome",
+    "EpisodeSpec",
+    "agent_seed_for",
+    "env_fingerprint",
+    "episode_key",
+    "plan_episodes",
+    "reset_seed_for",
+    "run_bench",
+]
+
+#: version of the result-line layout (bumped when fields change meaning)
+RECORD_FORMAT = 1
+
+_INFO_FIELDS = ("action_error", "tool_error", "void_turn", "done_reason")
+
+
+class _AgentSpecLike(Protocol):
+    def config(self) -> dict[str, Any]: ...
+
+    def build(self) -> Any: ...
+
+
+@dataclass
+class BenchConfig:
+    """Everything one ``agentrl bench`` command asks for.
+
+    Attributes:
+        env_ids: the Gymnasium ids to benchmark on.
+        agent: an :class:`~agentrl.agents.registry.AgentSpec` (anything with ``config()`` and ``build()``).
+        out: the output directory (``results.jsonl``, ``run.json``, ``report.html``).
+        episodes: episodes per seed per env.
+        seeds: base seeds; each gives ``episodes`` distinct tasks.
+        k: attempts per task (for pass@k): same env reset seed, different agent seed.
+        concurrency: how many episodes run at once.
+        action_timeout: seconds an agent may take for one action (or for building/resetting itself).
+        env_kwargs: ``gym.make`` keyword arguments (they are part of each episode's identity).
+        max_text_chars: cap on each stored observation/action (head and tail kept, marker between).
+        success_threshold: the return at or above which an episode counts as a success, for envs
+            whose final ``info`` has no boolean ``success``.
+        retry_errors: also re-run episodes whose stored result ended in an error.
+        progress: show a tqdm progress bar on stderr.
+        report: write ``report.html`` at the end.
+        command: the command line, stored in ``run.json``.
+    """
+
+    env_ids: Sequence[str]
+    agent: _AgentSpecLike
+    out: str | os.PathLike[str]
+    episodes: int = 1
+    seeds: Sequence[int] = (0,)
+    k: int = 1
+    concurrency: int = 1
+    action_timeout: float = 300.0
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    max_text_chars: int = 20_000
+    success_threshold: float = 1.0
+    retry_errors: bool = False
+    progress: bool = True
+    report: bool = True
+    command: Sequence[str] | None = None
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` with the fix when an option is out of range."""
+        if not self.env_ids:
+            raise ValueError("give at least one env id")
+        checks = [
+            (self.episodes >= 1, f"--episodes must be >= 1, got {self.episodes}"),
+            (self.k >= 1, f"--k must be >= 1, got {self.k}"),
+            (self.concurrency >= 1, f"--concurrency must be >= 1, got {self.concurrency}"),
+            (self.action_timeout > 0, f"--action-timeout must be > 0 seconds, got {self.action_timeout}"),
+            (len(self.seeds) >= 1, "give at least one seed"),
+            (all(isinstance(s, int) and s >= 0 for s in self.seeds),
+             f"seeds must be ints >= 0, got {list(self.seeds)}"),
+            (len(set(self.seeds)) == len(self.seeds), f"seeds must be distinct, got {list(self.seeds)}"),
+            (self.max_text_chars >= 100, "max_text_chars must be >= 100"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One episode to play: where, with which seeds, and its key."""
+
+    env_id: str
+    seed: int
+    index: int
+    attempt: int
+    reset_seed: int
+    agent_seed: int
+    key: str
+
+
+@dataclass
+class BenchOutcome:
+    """What a run did, and every result now in its file."""
+
+    total: int
+    already_done: int
+    ran: int
+    errors: int
+    records: list[dict[str, Any]]
+    problems: list[LineProblem]
+    wall_s: float
+    out: Path
+    report_path: Path | None = None
+
+
+# -- identity -----------------------------------------------------------------------------------
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+
+
+def _derive(*numbers: int) -> int:
+    import numpy as np
+
+    return int(np.random.SeedSequence(list(numbers)).generate_state(1, dtype=np.uint32)[0])
+
+
+def reset_seed_for(seed: int, index: int) -> int:
+    """The env reset seed of episode ``index`` under base seed ``seed`` (same for every attempt).
+
+    >>> reset_seed_for(0, 0) == reset_seed_for(0, 0) != reset_seed_for(0, 1)
+    True
+    """
+    return _derive(seed, index, 0)
+
+
+def agent_seed_for(seed: int, index: int, attempt: int) -> int:
+    """The agent's seed for attempt ``attempt`` of episode ``index`` under base seed ``seed``."""
+    return _derive(seed, index, 1, attempt)
+
+
+def episode_key(
+    env_id: str,
+    fingerprint: str,
+    agent_config: Mapping[str, Any],
+    env_kwargs: Mapping[str, Any],
+    seed: int,
+    index: int,
+    attempt: int,
+) -> str:
+    """The identity of an episode: a hash of everything that determines it (not of how it is run)."""
+    payload = {
+        "env_id": env_id,
+        "env_fingerprint": fingerprint,
+        "agent": agent_config,
+        "env_kwargs": env_kwargs,
+        "seed": seed,
+        "episode": index,
+        "attempt": attempt,
+    }
+    return hashlib.sha256(_canonical(payload).encode()).hexdigest()[:32]
+
+
+def env_version(env_id: str) -> int | None:
+    """The ``N`` of an id ending in ``-vN``.
+
+    >>> env_version("AgentRL/TIRMath-v0"), env_version("Custom")
+    (0, None)
+    """
+    match = re.search(r"-v(\d+)$", env_id)
+    return int(match.group(1)) if match else None
+
+
+_SKIP_DIRS = {"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+_MAX_FINGERPRINT_FILES = 5000
+
+
+def _hash_tree(digest: Any, root: Path, label: str) -> None:
+    if root.is_file():
+        digest.update(f"{label}\0".encode())
+        _hash_file(digest, root)
+        return
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        files += [Path(dirpath) / name for name in filenames if not name.endswith((".pyc", ".pyo"))]
+    for path in sorted(files)[:_MAX_FINGERPRINT_FILES]:
+        digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
+        _hash_file(digest, path)
+
+
+def _hash_file(digest: Any, path: Path) -> None:
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    digest.update(b"\0")
+
+
+def _entry_point_root(env_id: str) -> Path | None:
+    import gymnasium as gym
+
+    entry = gym.spec(env_id).entry_point
+    module = entry.split(":")[0] if isinstance(entry, str) else getattr(entry, "__module__", None)
+    if not module:
+        return None
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not os.path.exists(spec.origin):
+        return None
+    origin = Path(spec.origin)
+    if spec.submodule_search_locations is not None or "." in module:
+        return origin.parent  # the package holding the entry point: its code and data files
+    return origin  # a top-level single-file module: just that file
+
+
+def env_fingerprint(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> str:
+    """A hash of what determines an env's behaviour: its code and its data.
+
+    Covers every file of the package holding the env's entry point, ``agentrl/core``, and the
+    content of each ``env_kwargs`` value that names an existing file (a dataset, for instance).
+    Changing any of them gives new episode keys, so stale results are never mixed with new ones.
+    """
+    import gymnasium as gym
+
+    import agentrl  # noqa: F401  (registers the built-in ids)
+
+    gym.spec(env_id)  # raises a clear error for an unknown id
+    digest = hashlib.sha256()
+    root = _entry_point_root(env_id)
+    if root is not None:
+        _hash_tree(digest, root, "env")
+    _hash_tree(digest, Path(__file__).resolve().parent.parent / "core", "core")
+    for name, value in sorted((env_kwargs or {}).items()):
+        if isinstance(value, (str, os.PathLike)) and os.path.isfile(value):
+            digest.update(f"kwarg:{name}\0".encode())
+            _hash_file(digest, Path(value))
+    return digest.hexdigest()[:16]
+
+
+def plan_episodes(
+    env_ids: Sequence[str],
+    agent_config: Mapping[str, Any],
+    env_kwargs: Mapping[str, Any],
+    episodes: int,
+    seeds: Sequence[int],
+    k: int,
+    fingerprints: Mapping[str, str],
+) -> list[EpisodeSpec]:
+    """Every episode a command asks for, env by env, seed by seed, episode by episode, attempt by attempt."""
+    plan = []
+    for env_id in env_ids:
+        for seed in seeds:
+            for index in range(episodes):
+                for attempt in range(k):
+                    key = episode_key(env_id, fingerprints[env_id], agent_config, env_kwargs, seed, index, attempt)
+                    plan.append(EpisodeSpec(env_id, seed, index, attempt, reset_seed_for(seed, index),
+                                            agent_seed_for(seed, index, attempt), key))
+    return plan
+
+
+# -- running one episode ----------------------------------------------------------------------
+class _AgentTimeout(Exception):
+    pass
+
+
+class _EnvFailure(Exception):
+    """The env itself raised: the slot rebuilds it."""
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, timeout: float, what: str) -> Any:
+    """Run a blocking call in a daemon thread under a deadline; on timeout the thread is abandoned.
+
+    ``asyncio.to_thread`` would not do: its pool threads are joined at interpreter exit, so one
+    hung agent would hang the whole command after the run had finished.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def deliver(setter: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            setter(value)
+
+    def target() -> None:
+        try:
+            result = fn(*args)
+        except BaseException as exc:
+            outcome: tuple[Callable[[Any], None], Any] = (future.set_exception, exc)
+        else:
+            outcome = (future.set_result, result)
+        with contextlib.suppress(RuntimeError):  # the loop may be gone by the time a hung call returns
+            loop.call_soon_threadsafe(deliver, *outcome)
+
+    threading.Thread(target=target, name=f"agentrl-bench-{what}", daemon=True).start()
+    try:
+        return await asyncio.wait_for(future, timeout)
+    except asyncio.TimeoutError:
+        raise _AgentTimeout(f"agent did not {what} within {timeout:g}s") from None
+
+
+def _acts_in_thread(agent: Any) -> bool:
+    """Whether ``aact`` is missing or just ``BaseAgent``'s ``to_thread(act)`` (we use a daemon thread instead)."""
+    from agentrl.agents.base import BaseAgent
+
+    aact = getattr(type(agent), "aact", None)
+    return aact is None or aact is BaseAgent.aact or not callable(aact)
+
+
+async def _agent_action(agent: Any, observation: Any, info: dict[str, Any], timeout: float) -> Any:
+    if _acts_in_thread(agent):
+        return await _in_daemon_thread(agent.act, observation, info, timeout=timeout, what="act")
+    try:
+        result = agent.aact(observation, info)
+        if inspect.isawaitable(result):
+            result = await asyncio.wait_for(result, timeout)
+        return result
+    except asyncio.TimeoutError:
+        raise _AgentTimeout(f"agent did not act within {timeout:g}s") from None
+
+
+def _text(value: Any, limit: int) -> str:
+    """A stored copy of an observation or action: non-strings as their repr, long texts cut in the middle."""
+    text = value if isinstance(value, str) else repr(value)
+    return truncate_middle(text, limit)
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by ``None``: result lines must be strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _usage(agent: Any) -> tuple[int, int]:
+    usage = getattr(agent, "usage", None)
+    if not isinstance(usage, Mapping):
+        return 0, 0
+    try:
+        return int(usage.get("prompt_tokens", 0) or 0), int(usage.get("completion_tokens", 0) or 0)
+    except (TypeError, ValueError):
+        return 0, 0
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, _AgentTimeout):
+        return str(exc)
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    at = f" (at {Path(where[0].filename).name}:{where[0].lineno})" if where else ""
+    message = str(exc) or "(no message)"
+    return truncate_middle(f"{type(exc).__name__}: {message}{at}", 2000)
+
+
+class _Runner:
+    def __init__(self, config: BenchConfig) -> None:
+        self.config = config
+        self.out = Path(config.out)
+        self.agent_config = config.agent.config()
+        self.env_kwargs = json.loads(_canonical(dict(config.env_kwargs)))
+        self.fingerprints = {env_id: env_fingerprint(env_id, self.env_kwargs) for env_id in config.env_ids}
+        self.store = ResultStore(self.out / RESULTS_FILE)
+        self.builder: Any = None
+        self.errors = 0
+        self._progress: Any = None
+
+    # -- the whole run ---------------------------------------------------------------------
+    async def run(self, pending: list[EpisodeSpec], builder: Any) -> None:
+        loop = asyncio.get_running_loop()
+        # Env steps and appends run in this pool; the default one is too small for --concurrency 16
+        # on a 2-core machine.
+        executor = ThreadPoolExecutor(max_workers=self.config.concurrency + 2, thread_name_prefix="agentrl-bench-env")
+        loop.set_default_executor(executor)
+        self.builder = builder
+        # Create a shared LLM backend once, up front, with no deadline: loading weights is slow.
+        if getattr(type(builder), "backend", None) is not None:
+            await asyncio.to_thread(getattr, builder, "backend")
+        queue = list(reversed(pending))
+        workers = min(self.config.concurrency, len(pending))
+        await asyncio.gather(*(self._slot(queue) for _ in range(workers)))
+
+    async def _slot(self, queue: list[EpisodeSpec]) -> None:
+        import gymnasium as gym
+
+        env: Any = None
+        env_id: str | None = None
+        try:
+            while queue:
+                spec = queue.pop()
+                if env is not None and env_id != spec.env_id:
+                    await self._close_env(env)
+                    env = None
+                record: dict[str, Any]
+                if env is None:
+                    try:
+                        env = await asyncio.to_thread(gym.make, spec.env_id, **self.env_kwargs)
+                        env_id = spec.env_id
+                    except Exception as exc:
+                        record = self._record(spec, started=time.time(), wall=0.0, trajectory=[], reward=0.0,
+                                              success=False, turns=0, task_id=None, done_reason=None,
+                                              tokens=(0, 0), error=f"could not make the env: {_error_text(exc)}",
+                                              error_kind="env")
+                        await self._finish(record)
+                        continue
+                record, env_ok = await self._play(env, spec)
+                if not env_ok:
+                    await self._close_env(env)
+                    env = None
+                await self._finish(record)
+        finally:
+            if env is not None:
+                await self._close_env(env)
+
+    @staticmethod
+    async def _close_env(env: Any) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(env.close)
+
+    async def _finish(self, record: dict[str, Any]) -> None:
+        # fsync can take a while on slow disks: keep it off the event loop.
+        await asyncio.to_thread(self.store.append, record)
+        if record["error"]:
+            self.errors += 1
+        if self._progress is not None:
+            self._progress.update(1)
+            if self.errors:
+                self._progress.set_postfix(errors=self.errors, refresh=False)
+
+    # -- one episode -----------------------------------------------------------------------
+    async def _play(self, env: Any, spec: EpisodeSpec) -> tuple[dict[str, Any], bool]:
+        """Play one episode; returns its record and whether the env is still usable."""
+        from agentrl.core.errors import InvalidActionType
+
+        cfg = self.config
+        limit, timeout = cfg.max_text_chars, cfg.action_timeout
+        started, clock = time.time(), time.perf_counter()
+        trajectory: list[dict[str, Any]] = []
+        reward_total, turns, task_id, done_reason = 0.0, 0, None, None
+        info: dict[str, Any] = {}
+        error: str | None = None
+        error_kind: str | None = None
+        env_ok = True
+        agent: Any = None
+        try:
+            agent = await _in_daemon_thread(self.builder, spec.agent_seed, timeout=timeout, what="get built")
+            from agentrl.agents.base import bind_agent
+
+            await _in_daemon_thread(bind_agent, agent, env, timeout=timeout, what="bind to the env")
+            try:
+                observation, info = await asyncio.to_thread(env.reset, seed=spec.reset_seed)
+            except Exception as exc:
+                raise _EnvFailure(f"env.reset failed: {_error_text(exc)}") from exc
+            task_id = info.get("task_id")
+            trajectory.append({"role": "env", "text": _text(observation, limit)})
+            await _in_daemon_thread(agent.reset, info, timeout=timeout, what="reset")
+            while True:
+                action_clock = time.perf_counter()
+                action = await _agent_action(agent, observation, info, timeout)
+                step: dict[str, Any] = {"role": "agent", "text": _text(action, limit),
+                                        "seconds": round(time.perf_counter() - action_clock, 4)}
+                if not isinstance(action, str):
+                    step["type"] = type(action).__name__
+                trajectory.append(step)
+                try:
+                    observation, reward, terminated, truncated, info = await asyncio.to_thread(env.step, action)
+                except InvalidActionType as exc:
+                    # The env refused the action before touching its state: it stays usable.
+                    raise ValueError(f"the agent's action was not accepted: {exc}") from None
+                except Exception as exc:
+                    raise _EnvFailure(f"env.step failed: {_error_text(exc)}") from exc
+                turns += 1
+                reward_total += float(reward)
+                env_step: dict[str, Any] = {"role": "env", "text": _text(observation, limit), "reward": float(reward)}
+                extras = {name: info.get(name) for name in _INFO_FIELDS if info.get(name)}
+                if extras:
+                    env_step["info"] = json.loads(_canonical(extras))
+                trajectory.append(env_step)
+                if terminated or truncated:
+                    done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
+                    break
+        except _AgentTimeout as exc:
+            error, error_kind = str(exc), "timeout"
+            env_ok = False  # the abandoned thread may still touch the env: give the slot a fresh one
+        except _EnvFailure as exc:
+            error, error_kind, env_ok = str(exc), "env", False
+        except Exception as exc:
+            error, error_kind = _error_text(exc), "agent"
+        wall = time.perf_counter() - clock
+        if error is None:
+            flag = info.get("success")
+            success = bool(flag) if isinstance(flag, bool) else reward_total >= cfg.success_threshold
+        else:
+            trajectory.append({"role": "error", "text": error})
+            reward_total, success = 0.0, False
+        record = self._record(spec, started=started, wall=wall, trajectory=trajectory, reward=reward_total,
+                              success=success, turns=turns, task_id=task_id, done_reason=done_reason,
+                              tokens=_usage(agent), error=error, error_kind=error_kind)
+        return record, env_ok
+
+    def _record(self, spec: EpisodeSpec, *, started: float, wall: float, trajectory: list[dict[str, Any]],
+                reward: float, success: bool, turns: int, task_id: Any, done_reason: Any,
+                tokens: tuple[int, int], error: str | None, error_kind: str | None) -> dict[str, Any]:
+        import agentrl
+
+        return _json_safe({
+            "format": RECORD_FORMAT,
+            "key": spec.key,
+            "env_id": spec.env_id,
+            "env_version": env_version(spec.env_id),
+            "env_fingerprint": self.fingerprints[spec.env_id],
+            "env_kwargs": self.env_kwargs,
+            "agent": self.agent_config,
+            "seed": spec.seed,
+            "episode": spec.index,
+            "attempt": spec.attempt,
+            "reset_seed": spec.reset_seed,
+            "agent_seed": spec.agent_seed,
+            "task_id": None if task_id is None else str(task_id),
+            "reward": float(reward) if math.isfinite(reward) else 0.0,
+            "success": bool(success),
+            "turns": turns,
+            "done_reason": None if done_reason is None else str(done_reason),
+            "prompt_tokens": tokens[0],
+            "completion_tokens": tokens[1],
+            "tokens": tokens[0] + tokens[1],
+            "wall_s": round(wall, 4),
+            "error": error,
+            "error_kind": error_kind,
+            "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="seconds"),
+            "agentrl_version": agentrl.__version__,
+            "trajectory": trajectory,
+        })
+
+
+def _write_json_atomically(path: Path, payload: Mapping[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _pending(plan: list[EpisodeSpec], loaded: LoadedResults, retry_errors: bool) -> list[EpisodeSpec]:
+    def done(key: str) -> bool:
+        record = loaded.records.get(key)
+        return record is not None and not (retry_errors and record.get("error"))
+
+    return [spec for spec in plan if not done(spec.key)]
+
+
+def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> BenchOutcome:
+    """Run (or resume) a benchmark; write results, ``run.json`` and ``report.html``.
+
+    Args:
+        config: what to run.
+        log: where progress messages go (default: print to stdout).
+
+    Returns:
+        What ran, and every result now in the file (for the summary table).
+
+    Raises:
+        ValueError: a bad option; gymnasium errors for unknown env ids; ``RuntimeError`` when
+            another run holds the output directory.
+    """
+    say = log or (lambda message: print(message, flush=True))
+    config.validate()
+    out = Path(config.out)
+    clock = time.perf_counter()
+    with RunLock(out):
+        runner = _Runner(config)
+        loaded = runner.store.load()
+        for problem in loaded.problems:
+            print(f"warning: {problem}", file=sys.stderr, flush=True)
+        plan = plan_episodes(config.env_ids, runner.agent_config, runner.env_kwargs, config.episodes,
+                             list(config.seeds), config.k, runner.fingerprints)
+        pending = _pending(plan, loaded, config.retry_errors)
+        total, done = len(plan), len(plan) - len(pending)
+        _write_json_atomically(out / "run.json", {
+            "command": list(config.command) if config.command is not None else None,
+            "env_ids": list(config.env_ids),
+            "env_kwargs": runner.env_kwargs,
+            "env_fingerprints": runner.fingerprints,
+            "agent": runner.agent_config,
+            "episodes": config.episodes,
+            "seeds": list(config.seeds),
+            "k": config.k,
+            "concurrency": config.concurrency,
+            "action_timeout": config.action_timeout,
+            "total_episodes": total,
+            "updated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        })
+        if not pending:
+            say(f"all {total} episodes already done; nothing to run ({out / RESULTS_FILE})")
+        else:
+            if done:
+                say(f"{done} of {total} episodes already done; running {len(pending)}")
+            else:
+                say(f"running {total} episodes ({len(config.env_ids)} env(s) x {len(config.seeds)} seed(s) x "
+                    f"{config.episodes} episode(s) x k={config.k}) with concurrency {config.concurrency}")
+            from tqdm import tqdm
+
+            # Building resolves the agent class: a bad import path fails here, before any episode.
+            builder = config.agent.build()
+            try:
+                with tqdm(total=len(pending), file=sys.stderr, disable=not config.progress, unit="ep",
+                          desc="bench", dynamic_ncols=True) as bar:
+                    runner._progress = bar
+                    asyncio.run(runner.run(pending, builder))
+            finally:
+                runner.store.close()
+                builder.close()
+        final = runner.store.load() if pending else loaded
+        records = list(final.records.values())
+        report_path = None
+        if config.report:
+            from agentrl.bench.report import write_report
+
+            report_path = write_report(records, out / "report.html", problems=final.problems)
+    return BenchOutcome(total=total, already_done=done, ran=len(pending), errors=runner.errors, records=records,
+                        problems=final.problems, wall_s=time.perf_counter() - clock, out=out, report_path=report_path)
