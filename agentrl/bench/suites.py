@@ -15,24 +15,23 @@ True
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 __all__ = ["SUITES", "resolve_env_ids", "suite_env_ids"]
 
-# Domains whose observations carry pixels; everything else registered by AgentRL is text.
-_VISUAL = re.compile(r"^AgentRL/(Desktop|OSWorld|Flash|Browser|Web|Atari|Game|Vision)", re.IGNORECASE)
-
-
-def _all() -> list[str]:
+def _tagged(tag: str | None) -> list[str]:
     import agentrl  # noqa: F401  (registers the built-in ids)
     from agentrl.core.registry import registered_domains
 
-    return [spec.env_id for spec in registered_domains()]
+    return [spec.env_id for spec in registered_domains() if tag is None or tag in spec.tags]
+
+
+def _all() -> list[str]:
+    return _tagged(None)
 
 
 def _text() -> list[str]:
-    return [env_id for env_id in _all() if not _VISUAL.match(env_id)]
+    return _tagged("text")
 
 
 def _quick() -> list[str]:

@@ -26,6 +26,8 @@ class DomainSpec:
     description: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     nondeterministic: bool = False
+    #: what kind of env it is, for suites: ``"text"`` (text-only observations), ``"pixels"``, ``"multiagent"``...
+    tags: tuple[str, ...] = ()
 
 
 _DOMAINS: dict[str, DomainSpec] = {}
@@ -55,15 +57,17 @@ def register_domain(
     variant: str | None = None,
     kwargs: Mapping[str, Any] | None = None,
     nondeterministic: bool = False,
+    tags: tuple[str, ...] = ("text",),
 ) -> str:
     """Register an env with Gymnasium and with ``agentrl list``; returns its id.
 
     Registering the same id again with the same entry point is a no-op (modules may be reloaded);
     with a different entry point it is an error, since that would silently change what an id means.
-    Episode length is the env's own turn budget, so no ``TimeLimit`` is added.
+    Episode length is the env's own turn budget, so no ``TimeLimit`` is added. ``tags`` say what
+    kind of env it is (``"text"`` for text-only observations, ``"pixels"``...), for named suites.
     """
     new_id = env_id(domain, version, variant)
-    spec = DomainSpec(new_id, entry_point, description, dict(kwargs or {}), nondeterministic)
+    spec = DomainSpec(new_id, entry_point, description, dict(kwargs or {}), nondeterministic, tuple(tags))
     existing = _DOMAINS.get(new_id)
     if existing is not None:
         if existing.entry_point != entry_point:

@@ -8,4 +8,5 @@ register_domain(
     "TIRMath",
     "agentrl.envs.tirmath.env:TIRMathEnv",
     description="Tool-integrated math: run Python in a sandbox, answer in \\boxed{}; math-verify reward.",
+    tags=("text", "math", "tools"),
 )
