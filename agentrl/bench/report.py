@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentrl.bench.results import LineProblem
+from agentrl.bench.results import LineProblem, json_safe
 from agentrl.bench.stats import GroupStats, format_summary, summarize
 
 __all__ = ["render_report", "write_report"]
@@ -34,20 +34,10 @@ __all__ = ["render_report", "write_report"]
 _E = html.escape
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
 def _json_for_script(value: Any) -> str:
     """JSON that is inert inside ``<script>``: no ``<``, ``>``, ``&`` or line separators survive."""
     # NaN is not JSON (a hand-edited results file may hold one): JSON.parse would throw on it.
-    text = json.dumps(_finite(value), ensure_ascii=True, allow_nan=False, default=str, separators=(",", ":"))
+    text = json.dumps(json_safe(value), ensure_ascii=True, allow_nan=False, default=str, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

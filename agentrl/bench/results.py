@@ -32,7 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULTS_FILE", "REQUIRED_FIELDS", "LineProblem", "LoadedResults", "ResultStore", "RunLock", "load_run"]
+__all__ = [
+    "REQUIRED_FIELDS",
+    "RESULTS_FILE",
+    "LineProblem",
+    "LoadedResults",
+    "ResultStore",
+    "RunLock",
+    "json_safe",
+    "load_run",
+]
 
 RESULTS_FILE = "results.jsonl"
 
@@ -238,3 +247,14 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by ``None``: result lines must be strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentrl.bench.results import RESULTS_FILE, LineProblem, LoadedResults, ResultStore, RunLock
+from agentrl.bench.results import RESULTS_FILE, LineProblem, LoadedResults, ResultStore, RunLock, json_safe
 from agentrl.core.text import truncate_middle
 
 __all__ = [
@@ -366,17 +366,6 @@ def _text(value: Any, limit: int) -> str:
     return truncate_middle(text, limit)
 
 
-def _json_safe(value: Any) -> Any:
-    """``value`` with NaN and infinities replaced by ``None``: result lines must be strict JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def _usage(agent: Any) -> tuple[int, int]:
     usage = getattr(agent, "usage", None)
     if not isinstance(usage, Mapping):
@@ -546,7 +535,7 @@ class _Runner:
                 tokens: tuple[int, int], error: str | None, error_kind: str | None) -> dict[str, Any]:
         import agentrl
 
-        return _json_safe({
+        return json_safe({
             "format": RECORD_FORMAT,
             "key": spec.key,
             "env_id": spec.env_id,
