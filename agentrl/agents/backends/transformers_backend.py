@@ -210,6 +210,8 @@ class TransformersBackend:
                 f"the tokenizer in {self.model_path} has no chat template; pass chat_template=... "
                 "(a Jinja template, e.g. ChatML) to TransformersBackend"
             )
+        # Its per-tensor "Loading weights" bar would interleave with the benchmark's progress bar.
+        transformers.utils.logging.disable_progress_bar()
         model = transformers.AutoModelForCausalLM.from_pretrained(self.model_path, dtype=getattr(torch, dtype))
         self._model = model.to(device).eval()
         self._torch = torch
