@@ -128,7 +128,7 @@ def test_agent_spec_errors_and_suggestions():
     with pytest.raises(ValueError, match="has no 'Nope'"):
         AgentSpec("agentrl.agents.simple:Nope").build()
     with pytest.raises(ValueError, match="--model-path"):
-        _ = AgentSpec("react", backend="transformers").build().backend
+        AgentSpec("react", backend="transformers")
 
 
 def test_agent_spec_builds_import_paths_with_seed_and_options():

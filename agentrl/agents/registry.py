@@ -24,11 +24,28 @@ from typing import Any
 
 from agentrl.agents.backends.base import LLMBackend, describe_config
 
-__all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "make_backend"]
+__all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "check_backend_options", "make_backend"]
 
 AGENT_NAMES = ("oracle", "random", "react")
 BACKEND_NAMES = ("smollm2", "transformers", "openai")
 _LLM_AGENTS = frozenset({"react"})
+
+
+def check_backend_options(name: str, options: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` naming the missing flags when a backend lacks a required option.
+
+    >>> check_backend_options("openai", {"model": "m"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the openai backend needs --base-url URL and --model NAME ...
+    """
+    if name == "transformers" and "model_path" not in options:
+        raise ValueError("the transformers backend needs a model directory: --model-path DIR")
+    if name == "openai" and any(key not in options for key in ("base_url", "model")):
+        raise ValueError(
+            "the openai backend needs --base-url URL and --model NAME "
+            "(for example --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct)"
+        )
 
 
 def make_backend(name: str, options: Mapping[str, Any] | None = None) -> LLMBackend:
@@ -44,19 +61,12 @@ def make_backend(name: str, options: Mapping[str, Any] | None = None) -> LLMBack
         from agentrl.agents.backends.smollm2 import smollm2_backend
 
         return smollm2_backend(**options)
+    check_backend_options(name, options)
     if name == "transformers":
-        if "model_path" not in options:
-            raise ValueError("the transformers backend needs a model directory: --model-path DIR")
         from agentrl.agents.backends.transformers_backend import TransformersBackend
 
         return TransformersBackend(options.pop("model_path"), **options)
     if name == "openai":
-        missing = [key for key in ("base_url", "model") if key not in options]
-        if missing:
-            raise ValueError(
-                "the openai backend needs --base-url URL and --model NAME "
-                "(for example --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct)"
-            )
         from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
 
         return OpenAICompatibleBackend(options.pop("base_url"), options.pop("model"), **options)
@@ -112,6 +122,8 @@ class AgentSpec:
             )
         if self.backend is not None and self.agent in ("oracle", "random"):
             raise ValueError(f"the {self.agent} agent uses no LLM; drop --backend")
+        if self.backend_name is not None:
+            check_backend_options(self.backend_name, self.backend_options)  # fail before any episode starts
 
     @property
     def backend_name(self) -> str | None:
