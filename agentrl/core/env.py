@@ -161,6 +161,7 @@ class AgentEnv(gym.Env[str, str]):
             raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
         self._task = self._choose_task(options or {})
         self._prepare_sandbox()
+        self.start_episode(self._task)
         self._turn = 0
         self._active = True
         observation = self._cap(self.initial_observation(self._task))
@@ -230,6 +231,9 @@ class AgentEnv(gym.Env[str, str]):
             self._sandbox = None
 
     # -- hooks a domain may override -------------------------------------------------------
+    def start_episode(self, task: Task) -> None:
+        """Prepare per-task state after the sandbox is clean (e.g. load the task's database)."""
+
     def initial_observation(self, task: Task) -> str:
         """The first observation: the task and the instructions for the action format."""
         return f"{task.prompt}\n\n{self.action_set.describe()}"
