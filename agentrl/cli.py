@@ -1,7 +1,7 @@
 """The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``.
 
 >>> main(["list"])  # doctest: +ELLIPSIS
-AgentRL/TIRMath-v0 ...
+AgentRL/...
 0
 """
 

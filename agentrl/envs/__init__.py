@@ -10,3 +10,9 @@ register_domain(
     description="Tool-integrated math: run Python in a sandbox, answer in \\boxed{}; math-verify reward.",
     tags=("text", "math", "tools"),
 )
+register_domain(
+    "SQL",
+    "agentrl.envs.sql.env:SQLEnv",
+    description="Text-to-SQL on real SQLite databases: explore with <sql>, submit <solution>; Spider execution match.",
+    tags=("text", "sql", "tools"),
+)

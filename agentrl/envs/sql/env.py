@@ -1,0 +1,202 @@
+"""``AgentRL/SQL-v0``: multi-turn text-to-SQL on real SQLite databases (after SkyRL-SQL, VerlTool VT-SQL)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from agentrl.core.actions import Action
+from agentrl.core.env import AgentEnv
+from agentrl.core.task import Task
+from agentrl.core.verify import Score
+from agentrl.envs.sql.actions import SQLActionSet
+from agentrl.sandboxes.base import ExecutionResult
+
+__all__ = ["SYSTEM_PROMPT", "SQLEnv", "SQLVerifier"]
+
+SYSTEM_PROMPT = (
+    "You are an expert data analyst who answers questions by writing SQLite queries. Look at the schema, "
+    "explore the data when unsure (values, spellings, NULLs), then submit one query whose result answers "
+    "the question exactly: the right columns, in a sensible order, with no extra rows."
+)
+
+
+class SQLVerifier:
+    """Execution accuracy with Spider's rules (or BIRD's set rule), optionally over a test suite.
+
+    With ``test_suite=n`` the submitted and gold queries also run on ``n`` perturbed copies of the
+    database (distilled test suites): a query that is right on the original by accident scores 0.
+
+    Args:
+        test_suite: how many perturbed copies to also compare on (0: the original only).
+        timeout_s: deadline per query while scoring.
+        cache_dir: where perturbed copies are kept (they are reused across episodes).
+    """
+
+    def __init__(self, test_suite: int = 0, timeout_s: float = 30.0, cache_dir: str | None = None) -> None:
+        self.test_suite = test_suite
+        self.timeout_s = timeout_s
+        self.cache_dir = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / f"agentrl-sql-{os.getuid()}"
+        self._copies: dict[str, list[Path]] = {}
+
+    def database_paths(self, task: Task) -> list[Path]:
+        """The original database and its perturbed copies for ``task``."""
+        from agentrl.envs.sql.scoring import perturbed_copies
+
+        source = Path(task.metadata["db_path"])
+        if self.test_suite <= 0:
+            return [source]
+        key = str(source)
+        if key not in self._copies:
+            digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            out = self.cache_dir / f"{source.stem}-{digest}"
+            out.mkdir(parents=True, exist_ok=True)
+            self._copies[key] = list(perturbed_copies(source, self.test_suite, seed=0, out_dir=out))
+        return [source, *self._copies[key]]
+
+    def __call__(self, task: Task, answer: str, state: Mapping[str, Any]) -> Score:
+        """Score a submitted query; never raises on the query's content."""
+        from agentrl.envs.sql.scoring import score_sql
+
+        return score_sql(
+            answer,
+            str(task.metadata["gold_sql"]),
+            self.database_paths(task),
+            order_matters=bool(task.metadata.get("order_matters", False)),
+            mode=str(task.metadata.get("mode", "spider")),
+            timeout_s=self.timeout_s,
+        )
+
+
+class SQLEnv(AgentEnv):
+    r"""Answer a question about a SQLite database by exploring it with queries, then submitting one.
+
+    ## Description
+
+    The observation gives the question and the database schema (CREATE statements plus a few sample
+    rows per table, cut to a budget). The agent explores with ``<sql>...</sql>`` and sees the result
+    table (at most 50 rows, columns named, truncation marked, errors verbatim) and the turns left;
+    ``<solution>...</solution>`` submits the final query and ends the episode. Databases are
+    generated (shop, school, hospital, airline, library schemas with foreign keys and thousands of
+    rows) or read from the Spider / BIRD directory layouts.
+
+    ## Action Space
+
+    ``UnicodeText(max_action_chars)``; see :class:`~agentrl.envs.sql.actions.SQLActionSet`.
+
+    ## Observation Space
+
+    ``UnicodeText(max_observation_chars)``: the question and schema, then query results or errors.
+
+    ## Rewards
+
+    On submission: 1.0 when the query's result matches the gold query's result under Spider's
+    execution rules (multisets; row order only when the gold query orders; column permutations
+    allowed) on the database and, with ``test_suite=n``, on ``n`` perturbed copies; else 0.0.
+    ``info["reward_components"]`` has ``format``, ``executes`` and ``matches``. Other turns: 0.
+
+    ## Starting State
+
+    A question drawn with ``np_random`` (or ``options={"task_id": ...}`` / ``{"task_index": i}``), and a
+    private read-only copy of its database.
+
+    ## Episode End
+
+    Terminated by a submission; truncated after ``max_turns`` turns.
+
+    ## Arguments
+
+    * ``schemas``, ``difficulty`` (1-5 or a range), ``db_seeds``: the generated question pool.
+    * ``dataset``: a Spider or BIRD root directory instead; ``dataset_format`` ``"spider"``/``"bird"``,
+      ``split`` (``"dev"``).
+    * ``test_suite``: perturbed copies to also score on (default 0).
+    * ``query_timeout_s`` (5 s), ``score_timeout_s`` (30 s), ``max_rows`` (50), ``sandbox_mode``
+      (``"thread"``, or ``"process"`` so that a runaway native query cannot block the env's thread).
+    * ``max_turns`` (6), ``schema_budget_chars`` (6000).
+
+    ## Version History
+
+    * v0: initial release.
+
+    >>> import gymnasium as gym, agentrl
+    >>> env = gym.make("AgentRL/SQL-v0", schemas=["shop"], difficulty=1)
+    >>> observation, info = env.reset(seed=0)
+    >>> "CREATE TABLE" in observation
+    True
+    >>> env.close()
+    """
+
+    metadata: dict[str, Any] = {**AgentEnv.metadata, "stop_sequences": ("</sql>", "</solution>")}
+
+    def __init__(
+        self,
+        *,
+        schemas: Sequence[str] | None = None,
+        difficulty: int | tuple[int, int] = (1, 3),
+        db_seeds: Sequence[int] = (0, 1, 2),
+        dataset: str | os.PathLike[str] | None = None,
+        dataset_format: Literal["spider", "bird"] = "spider",
+        split: str = "dev",
+        test_suite: int = 0,
+        query_timeout_s: float = 5.0,
+        score_timeout_s: float = 30.0,
+        max_rows: int = 50,
+        sandbox_mode: Literal["thread", "process"] = "thread",
+        schema_budget_chars: int = 6000,
+        max_turns: int = 6,
+        max_observation_chars: int = 16_000,
+        max_action_chars: int = 65_536,
+        render_mode: str | None = None,
+    ) -> None:
+        if dataset is not None:
+            from agentrl.envs.sql.spider import SpiderSource
+
+            task_source: Any = SpiderSource(dataset, split=split, format=dataset_format)
+        else:
+            from agentrl.envs.sql.questions import ProceduralSQLSource
+
+            task_source = ProceduralSQLSource(schemas=schemas, difficulty=difficulty, db_seeds=db_seeds)
+        self.schema_budget_chars = schema_budget_chars
+
+        def sandbox_factory() -> Any:
+            from agentrl.sandboxes.sqlite import SQLiteSandbox
+
+            return SQLiteSandbox(timeout_s=query_timeout_s, max_rows=max_rows, mode=sandbox_mode)
+
+        super().__init__(
+            task_source=task_source,
+            action_set=SQLActionSet(),
+            verifier=SQLVerifier(test_suite=test_suite, timeout_s=score_timeout_s),
+            sandbox_factory=sandbox_factory,
+            max_turns=max_turns,
+            max_observation_chars=max_observation_chars,
+            max_action_chars=max_action_chars,
+            render_mode=render_mode,
+            system_prompt=SYSTEM_PROMPT,
+            render_result=self._render_query_result,
+        )
+
+    def start_episode(self, task: Task) -> None:
+        """Give the sandbox a fresh private copy of this task's database."""
+        self.sandbox.load(task.metadata["db_path"])  # type: ignore[union-attr]
+
+    def initial_observation(self, task: Task) -> str:
+        """The question, the schema with sample rows, and the action format."""
+        from agentrl.envs.sql.databases import schema_text
+
+        schema = schema_text(task.metadata["db_path"], budget_chars=self.schema_budget_chars)
+        return (
+            f"Database schema (with a few sample rows per table):\n{schema}\n\n"
+            f"Question: {task.prompt}\n\n{self.action_set.describe()}\n(You have {self.max_turns} turns.)"
+        )
+
+    def _render_query_result(self, action: Action, result: ExecutionResult) -> str:
+        turns_left = self.max_turns - self._turn
+        body = result.output.rstrip("\n") if result.ok else f"[sql error] {result.error}"
+        if result.ok and not body:
+            body = "(no rows)"
+        return f"{body}\n[{turns_left} turn{'s' if turns_left != 1 else ''} left]"
