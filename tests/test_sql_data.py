@@ -108,7 +108,7 @@ def test_source_sample_and_get_regenerate(cache: Path) -> None:
 def test_errors(cache: Path) -> None:
     with pytest.raises(ValueError, match="did you mean 'shop'"):
         ProceduralSQLSource(schemas=["shopp"])
-    with pytest.raises(ValueError, match="difficulty must be one of"):
+    with pytest.raises(ValueError, match="difficulty must be an integer from 1 to 5"):
         ProceduralSQLSource(difficulty=7)
     with pytest.raises(ValueError, match="choose from"):
         build_database("hospitl", 0, cache / "x.sqlite")

@@ -13,7 +13,6 @@ local Hugging Face model by path) and ``openai`` (any OpenAI-compatible server).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import json
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrl.agents.backends.base import LLMBackend, describe_config
+from agentrl.core.choices import did_you_mean
 
 __all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "check_backend_options", "make_backend"]
 
@@ -71,12 +71,7 @@ def make_backend(name: str, options: Mapping[str, Any] | None = None) -> LLMBack
 
         return OpenAICompatibleBackend(options.pop("base_url"), options.pop("model"), **options)
     choices = ", ".join(BACKEND_NAMES)
-    raise ValueError(f"unknown backend {name!r}; choose from: {choices}{_did_you_mean(name, BACKEND_NAMES)}")
-
-
-def _did_you_mean(name: str, choices: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(name, choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown backend {name!r}; choose from: {choices}{did_you_mean(name, BACKEND_NAMES)}")
 
 
 def _import_class(path: str) -> type:
@@ -113,12 +108,12 @@ class AgentSpec:
         if ":" not in self.agent and self.agent not in AGENT_NAMES:
             raise ValueError(
                 f"unknown agent {self.agent!r}; choose from: {', '.join(AGENT_NAMES)}, "
-                f"or give an import path 'package.module:Class'{_did_you_mean(self.agent, AGENT_NAMES)}"
+                f"or give an import path 'package.module:Class'{did_you_mean(self.agent, AGENT_NAMES)}"
             )
         if self.backend is not None and self.backend not in BACKEND_NAMES:
             raise ValueError(
                 f"unknown backend {self.backend!r}; choose from: {', '.join(BACKEND_NAMES)}"
-                f"{_did_you_mean(self.backend, BACKEND_NAMES)}"
+                f"{did_you_mean(self.backend, BACKEND_NAMES)}"
             )
         if self.backend is not None and self.agent in ("oracle", "random"):
             raise ValueError(f"the {self.agent} agent uses no LLM; drop --backend")

@@ -10,7 +10,6 @@ gives a byte-identical file, so :func:`database_path` can build once into a cach
 from __future__ import annotations
 
 import datetime as _dt
-import difflib
 import os
 import random
 import sqlite3
@@ -19,6 +18,8 @@ import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from agentrl.core.choices import check_choice
 
 __all__ = ["GENERATOR_VERSION", "SCHEMAS", "build_database", "check_schema", "database_path", "schema_text"]
 
@@ -95,11 +96,7 @@ _EPOCH = _dt.date(2019, 1, 1)
 
 def check_schema(schema: str) -> str:
     """Return ``schema`` if it is one of :data:`SCHEMAS`, else raise ``ValueError`` with a suggestion."""
-    if schema in SCHEMAS:
-        return schema
-    close = difflib.get_close_matches(str(schema), SCHEMAS, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"unknown schema {schema!r}; choose from: {', '.join(SCHEMAS)}{hint}")
+    return check_choice("schema", schema, SCHEMAS)
 
 
 # --------------------------------------------------------------------------------------------

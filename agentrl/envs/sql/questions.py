@@ -17,7 +17,6 @@ function of its id ``"sql/<schema>/db<dbseed>/d<difficulty>/<qseed>"``.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sqlite3
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from agentrl.core.choices import check_level, level_range
 from agentrl.core.errors import UnknownTask
 from agentrl.core.task import Task
 from agentrl.envs.sql.databases import SCHEMAS, check_schema, database_path
@@ -463,11 +463,7 @@ _TEMPLATES: dict[int, tuple[Template, ...]] = {
 
 
 def _check_difficulty(difficulty: object) -> int:
-    if isinstance(difficulty, bool) or not isinstance(difficulty, int | np.integer) or difficulty not in DIFFICULTIES:
-        close = difflib.get_close_matches(str(difficulty), [str(d) for d in DIFFICULTIES], n=1)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        raise ValueError(f"difficulty must be one of {', '.join(map(str, DIFFICULTIES))}, got {difficulty!r}{hint}")
-    return int(difficulty)
+    return check_level(difficulty, DIFFICULTIES)
 
 
 def _good_result(rows: list[tuple[Any, ...]]) -> bool:
@@ -599,15 +595,7 @@ class ProceduralSQLSource:
         self.schemas: tuple[str, ...] = tuple(check_schema(s) for s in schemas)
         if not self.schemas:
             raise ValueError(f"schemas must not be empty; choose from: {', '.join(SCHEMAS)}")
-        if isinstance(difficulty, tuple | list):
-            if len(difficulty) != 2:
-                raise ValueError(f"difficulty range must be a pair (lo, hi), got {difficulty!r}")
-            lo, hi = (_check_difficulty(v) for v in difficulty)
-            if lo > hi:
-                raise ValueError(f"difficulty range ({lo}, {hi}) is empty; use (lo, hi) with lo <= hi")
-        else:
-            lo = hi = _check_difficulty(difficulty)
-        self.difficulty_range: tuple[int, int] = (lo, hi)
+        self.difficulty_range: tuple[int, int] = level_range(difficulty, DIFFICULTIES)
         self.db_seeds: tuple[int, ...] = tuple(int(s) for s in db_seeds)
         if not self.db_seeds or min(self.db_seeds) < 0:
             raise ValueError(f"db_seeds must be a non-empty list of non-negative ints, got {db_seeds!r}")

@@ -15,7 +15,6 @@ as ``"\frac{3}{7}"`` / ``"-\frac{3}{7}"``.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 import operator
@@ -28,6 +27,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from agentrl.core.choices import check_choice, check_level, level_range
 from agentrl.core.errors import UnknownTask
 from agentrl.core.task import Task
 
@@ -682,22 +682,11 @@ _ID_PATTERN = re.compile(rf"^{ID_PREFIX}/(?P<family>[^/]+)/d(?P<difficulty>\d+)/
 
 
 def _check_family(family: object) -> str:
-    if family in _FAMILY_FUNCTIONS:
-        return family  # type: ignore[return-value]
-    message = f"unknown family {family!r}; choose from: {', '.join(FAMILIES)}"
-    close = difflib.get_close_matches(str(family), FAMILIES, n=1)
-    if close:
-        message += f"; did you mean {close[0]!r}?"
-    raise ValueError(message)
+    return check_choice("family", family, FAMILIES)
 
 
 def _check_difficulty(difficulty: object) -> int:
-    if isinstance(difficulty, bool) or not isinstance(difficulty, (int, np.integer)) or difficulty not in DIFFICULTIES:
-        raise ValueError(
-            f"difficulty must be an integer from {DIFFICULTIES[0]} to {DIFFICULTIES[-1]}, got {difficulty!r}; "
-            f"choose from: {', '.join(map(str, DIFFICULTIES))}"
-        )
-    return int(difficulty)
+    return check_level(difficulty, DIFFICULTIES)
 
 
 def _oracle_actions(code: str, answer: str) -> tuple[str, str]:
@@ -801,15 +790,7 @@ class ProceduralMathSource:
         self.families: tuple[str, ...] = tuple(_check_family(f) for f in families)
         if not self.families:
             raise ValueError(f"families must not be empty; choose from: {', '.join(FAMILIES)}")
-        if isinstance(difficulty, tuple | list):
-            if len(difficulty) != 2:
-                raise ValueError(f"difficulty range must be a pair (lo, hi), got {difficulty!r}")
-            lo, hi = (_check_difficulty(v) for v in difficulty)
-            if lo > hi:
-                raise ValueError(f"difficulty range ({lo}, {hi}) is empty; use (lo, hi) with lo <= hi")
-        else:
-            lo = hi = _check_difficulty(difficulty)
-        self.difficulty_range: tuple[int, int] = (lo, hi)
+        self.difficulty_range: tuple[int, int] = level_range(difficulty, DIFFICULTIES)
 
     def __repr__(self) -> str:
         """Show the configuration."""
