@@ -242,6 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
                        help="compare two output directories (or results files) instead of running")
     bench.set_defaults(run=_command_bench)
+
+    # Listed here for --help; main() hands its arguments to the server's own parser.
+    commands.add_parser(
+        "serve-retriever",
+        help="serve a Search-v0 retrieval index over HTTP on 127.0.0.1 (options: agentrl serve-retriever --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -252,6 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agentrl.core.errors import AgentRLError
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve-retriever"]:
+        from agentrl.envs.search.server import main as serve_main
+
+        return int(serve_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:

@@ -11,6 +11,12 @@ register_domain(
     tags=("text", "math", "tools"),
 )
 register_domain(
+    "Search",
+    "agentrl.envs.search.env:SearchEnv",
+    description="Multi-hop QA over a local knowledge base: <search> returns top-k passages, <answer>; EM/F1 reward.",
+    tags=("text", "search", "tools"),
+)
+register_domain(
     "SQL",
     "agentrl.envs.sql.env:SQLEnv",
     description="Text-to-SQL on real SQLite databases: explore with <sql>, submit <solution>; Spider execution match.",

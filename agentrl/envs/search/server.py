@@ -1,0 +1,214 @@
+"""A retrieval server for ``AgentRL/Search-v0`` (FastAPI, loopback by default).
+
+``POST /search {"queries": [...], "k": 3}`` answers ``{"results": [[{id, title, text, score}, ...],
+...]}``; ``GET /health`` answers ``{"status": "ok", "kind": ..., "n_passages": ...}``.
+
+Run it with ``agentrl serve-retriever`` or ``python -m agentrl.envs.search.server``::
+
+    python -m agentrl.envs.search.server --kind bm25 --corpus-jsonl wiki-18.jsonl
+    python -m agentrl.envs.search.server --kind hybrid --generated-seed 0 --n-entities 2000
+
+Non-loopback hosts are refused unless ``--allow-remote`` is given (the server has no auth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agentrl.envs.search.retrieval import Retriever, get_retriever
+
+__all__ = [
+    "MAX_K",
+    "MAX_QUERIES",
+    "JsonlPassage",
+    "SearchRequest",
+    "ServerHandle",
+    "create_app",
+    "is_loopback",
+    "load_corpus_jsonl",
+    "main",
+    "serve",
+    "start_server_thread",
+]
+
+DEFAULT_PORT = 8765
+MAX_K = 100
+"""Requests asking for more hits get this many."""
+MAX_QUERIES = 1024
+"""Requests with more queries are refused (413)."""
+
+
+@dataclass(frozen=True)
+class JsonlPassage:
+    """A passage read from a FlashRAG-format JSONL line."""
+
+    id: str
+    title: str
+    text: str
+
+
+def load_corpus_jsonl(path: str | Path) -> list[JsonlPassage]:
+    r"""Passages from FlashRAG JSONL: ``{"id": ..., "contents": "\"Title\"\ntext"}`` per line.
+
+    Lines with ``title``/``text`` fields instead of ``contents`` are accepted too.
+    """
+    out: list[JsonlPassage] = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh):
+            line = line.strip()
+            if not line:
+                continue
+            row = json.loads(line)
+            pid = str(row.get("id", n))
+            if "contents" in row:
+                title, _, text = str(row["contents"]).partition("\n")
+                title = title.strip()
+                if len(title) >= 2 and title[0] == title[-1] == '"':
+                    title = title[1:-1]
+            else:
+                title, text = str(row.get("title", "")), str(row.get("text", ""))
+            out.append(JsonlPassage(pid, title, text))
+    return out
+
+
+class SearchRequest(BaseModel):
+    """The body of ``POST /search``."""
+
+    queries: list[str]
+    k: int = Field(default=3, ge=0)
+
+
+def create_app(retriever: Retriever, kind: str | None = None) -> Any:
+    """A FastAPI app serving ``retriever``."""
+    from fastapi import FastAPI, HTTPException
+
+    app = FastAPI(title="AgentRL retrieval server")
+    n_passages = len(getattr(retriever, "passages", ()) or ())
+    label = kind or getattr(retriever, "kind", type(retriever).__name__)
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "kind": label, "n_passages": n_passages}
+
+    @app.post("/search")
+    def search(req: SearchRequest) -> dict[str, Any]:  # sync: FastAPI runs it in a thread pool
+        if len(req.queries) > MAX_QUERIES:
+            raise HTTPException(status_code=413, detail=f"at most {MAX_QUERIES} queries per request")
+        k = min(req.k, MAX_K)
+        results = retriever.search_batch(req.queries, k)
+        return {"results": [[h.to_dict() for h in row] for row in results]}  # type: ignore[attr-defined]
+
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address or ``localhost``."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServerHandle:
+    """A uvicorn server running in a daemon thread (tests, benchmarks)."""
+
+    server: Any
+    thread: threading.Thread
+    url: str
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Ask the server to exit and wait for its thread."""
+        self.server.should_exit = True
+        self.thread.join(timeout_s)
+
+
+def start_server_thread(app: Any, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10.0) -> ServerHandle:
+    """Start ``app`` with uvicorn in a background thread; ``port=0`` picks a free port."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="agentrl-retrieval-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError(f"retrieval server on {host}:{port} did not start")
+        time.sleep(0.01)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    return ServerHandle(server, thread, f"http://{host}:{bound}")
+
+
+def serve(
+    kind: str = "bm25",
+    corpus: Sequence[Any] | None = None,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    cache_dir: str | Path | None = None,
+    allow_remote: bool = False,
+) -> None:
+    """Build (or load) the ``kind`` retriever over ``corpus`` and serve it until interrupted."""
+    import uvicorn
+
+    if corpus is None:
+        raise ValueError("serve() needs a corpus (a sequence of passages)")
+    if not allow_remote and not is_loopback(host):
+        raise ValueError(f"refusing to serve on non-loopback host {host!r} without allow_remote=True")
+    retriever = get_retriever(kind, corpus, cache_dir)  # type: ignore[arg-type]
+    uvicorn.run(create_app(retriever, kind), host=host, port=port, log_level="info")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``agentrl serve-retriever``: parse arguments and :func:`serve`. Returns an exit status."""
+    parser = argparse.ArgumentParser(prog="agentrl serve-retriever", description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", choices=["bm25", "dense", "hybrid"], default="bm25")
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--corpus-jsonl", metavar="PATH", help="FlashRAG JSONL: {id, contents} per line")
+    src.add_argument("--generated-seed", type=int, metavar="N", help="the generated Search-v0 corpus")
+    parser.add_argument(
+        "--n-entities", type=int, default=3000, help="entities in the generated corpus (3000, as AgentRL/Search-v0)"
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--cache-dir", default=None, help="index cache root (default $AGENTRL_CACHE)")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+
+    if not args.allow_remote and not is_loopback(args.host):
+        print(
+            f"refusing to listen on {args.host}: the retrieval server has no authentication, so it "
+            "binds to loopback only; pass --allow-remote to expose it anyway",
+            file=sys.stderr,
+        )
+        return 2
+    if args.corpus_jsonl:
+        passages: Sequence[Any] = load_corpus_jsonl(args.corpus_jsonl)
+    else:
+        try:
+            from agentrl.envs.search.corpus import build_corpus
+        except ImportError as exc:
+            print(f"the generated corpus is unavailable ({exc}); use --corpus-jsonl", file=sys.stderr)
+            return 2
+        passages = build_corpus(args.generated_seed, args.n_entities).passages
+    print(f"serving {args.kind} over {len(passages)} passages on http://{args.host}:{args.port}", file=sys.stderr)
+    serve(args.kind, passages, args.host, args.port, args.cache_dir, allow_remote=args.allow_remote)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
