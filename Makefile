@@ -17,10 +17,10 @@ SYSTEM_COMMANDS := bwrap chromium
 # embedded SmolLM2 over a small sample of every registered env, into one report. Re-running resumes.
 DEMO_OUT ?= runs/demo
 demo: setup
-	$(PY) -m agentrl.cli bench --suite all --agent oracle --episodes 3 --env-kwarg max_turns=3 --out $(DEMO_OUT) --no-progress
-	$(PY) -m agentrl.cli bench --suite all --agent random --episodes 3 --env-kwarg max_turns=3 --out $(DEMO_OUT) --no-progress
-	$(PY) -m agentrl.cli bench --suite all --agent react --backend smollm2 --episodes 2 --max-tokens 256 \
-	  --env-kwarg max_turns=3 --concurrency 2 --out $(DEMO_OUT)
+	$(PY) -m agentrl.cli bench --suite all --agent oracle --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite all --agent random --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite all --agent react --backend smollm2 --episodes 2 --max-tokens 192 \
+	  --env-kwarg max_turns=5 --concurrency 2 --out $(DEMO_OUT)
 	@echo "report: $(abspath $(DEMO_OUT))/report.html"
 
 test: setup
