@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Action", "ActionSet", "ParseError"]
+__all__ = ["Action", "ActionSet", "ParseError", "function_schema"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,27 @@ class ParseError:
     message: str
     raw: str = ""
     void: bool = True
+
+
+def function_schema(name: str, description: str, **parameters: str) -> dict[str, Any]:
+    """An OpenAI-style function schema with required string parameters (``name=description``).
+
+    >>> schema = function_schema("search", "Search the knowledge base.", query="a short query")
+    >>> schema["function"]["name"], schema["function"]["parameters"]["required"]
+    ('search', ['query'])
+    """
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {key: {"type": "string", "description": text} for key, text in parameters.items()},
+                "required": list(parameters),
+            },
+        },
+    }
 
 
 class ActionSet(abc.ABC):

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentrl.core.actions import Action, ActionSet, ParseError
+from agentrl.core.actions import Action, ActionSet, ParseError, function_schema
 
 __all__ = ["SearchActionSet"]
 
@@ -94,30 +94,8 @@ class SearchActionSet(ActionSet):
     def tool_schemas(self) -> list[dict[str, Any]]:
         """``search`` and ``answer`` as OpenAI function schemas."""
         return [
-            {
-                "type": "function",
-                "function": {
-                    "name": "search",
-                    "description": "Search the knowledge base; returns the top passages.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"query": {"type": "string", "description": "a short search query"}},
-                        "required": ["query"],
-                    },
-                },
-            },
-            {
-                "type": "function",
-                "function": {
-                    "name": "answer",
-                    "description": "Give the final short answer; ends the episode.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"answer": {"type": "string", "description": "a short answer"}},
-                        "required": ["answer"],
-                    },
-                },
-            },
+            function_schema("search", "Search the knowledge base; returns the top passages.", query="a short query"),
+            function_schema("answer", "Give the final short answer; ends the episode.", answer="a short answer"),
         ]
 
     def format_final(self, answer: str) -> str:

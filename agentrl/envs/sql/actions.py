@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentrl.core.actions import Action, ActionSet, ParseError
+from agentrl.core.actions import Action, ActionSet, ParseError, function_schema
 
 __all__ = ["SQLActionSet"]
 
@@ -59,23 +59,10 @@ class SQLActionSet(ActionSet):
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """``run_sql`` and ``submit_solution`` as OpenAI function schemas."""
-        def function(name: str, description: str) -> dict[str, Any]:
-            return {
-                "type": "function",
-                "function": {
-                    "name": name,
-                    "description": description,
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"query": {"type": "string", "description": "one SQLite SELECT statement"}},
-                        "required": ["query"],
-                    },
-                },
-            }
-
+        query = "one SQLite SELECT statement"
         return [
-            function("run_sql", "Run a read-only SQLite query and see up to 50 rows of its result."),
-            function("submit_solution", "Submit the final SQL query; ends the episode."),
+            function_schema("run_sql", "Run a read-only SQLite query; see up to 50 rows of its result.", query=query),
+            function_schema("submit_solution", "Submit the final SQL query; ends the episode.", query=query),
         ]
 
     def format_final(self, answer: str) -> str:

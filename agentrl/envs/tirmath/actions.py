@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentrl.core.actions import Action, ActionSet, ParseError
+from agentrl.core.actions import Action, ActionSet, ParseError, function_schema
 
 __all__ = ["TIRActionSet", "extract_last_boxed"]
 
@@ -110,30 +110,16 @@ class TIRActionSet(ActionSet):
     def tool_schemas(self) -> list[dict[str, Any]]:
         """``run_python`` and ``final_answer`` as OpenAI function schemas."""
         return [
-            {
-                "type": "function",
-                "function": {
-                    "name": "run_python",
-                    "description": "Run Python code in a persistent sandboxed session; returns printed output.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"code": {"type": "string", "description": "Python source code"}},
-                        "required": ["code"],
-                    },
-                },
-            },
-            {
-                "type": "function",
-                "function": {
-                    "name": "final_answer",
-                    "description": "Give the final answer (a number or LaTeX expression); ends the episode.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"answer": {"type": "string", "description": "the final answer"}},
-                        "required": ["answer"],
-                    },
-                },
-            },
+            function_schema(
+                "run_python",
+                "Run Python code in a persistent sandboxed session; returns printed output.",
+                code="Python source code",
+            ),
+            function_schema(
+                "final_answer",
+                "Give the final answer (a number or LaTeX expression); ends the episode.",
+                answer="the final answer",
+            ),
         ]
 
     def format_final(self, answer: str) -> str:
