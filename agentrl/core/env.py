@@ -160,7 +160,7 @@ class AgentEnv(gym.Env[str, str]):
         if self._closed:
             raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
         self._task = self._choose_task(options or {})
-        self._prepare_sandbox()
+        self._prepare_sandbox(self._task)
         self.start_episode(self._task)
         self._turn = 0
         self._active = True
@@ -231,6 +231,15 @@ class AgentEnv(gym.Env[str, str]):
             self._sandbox = None
 
     # -- hooks a domain may override -------------------------------------------------------
+    def reset_sandbox(self, sandbox: Sandbox, task: Task, *, used: bool) -> None:
+        """Give the new episode a clean sandbox; ``used``: the last episode ran something in it.
+
+        The default resets a used sandbox; a domain whose sandbox holds per-task state (a database)
+        overrides this to reset it straight to the new task's state in one step.
+        """
+        if used:
+            sandbox.reset()
+
     def start_episode(self, task: Task) -> None:
         """Prepare per-task state after the sandbox is clean (e.g. load the task's database)."""
 
@@ -273,13 +282,14 @@ class AgentEnv(gym.Env[str, str]):
             return self.task_source[options["task_index"]]  # type: ignore[index]
         return self.task_source.sample(self.np_random)
 
-    def _prepare_sandbox(self) -> None:
+    def _prepare_sandbox(self, task: Task) -> None:
         if self._sandbox_factory is None:
             return
         if self._sandbox is None:
             self._sandbox = self._sandbox_factory()
-        elif self._sandbox_dirty:
-            self._sandbox.reset()
+            self.reset_sandbox(self._sandbox, task, used=False)
+        else:
+            self.reset_sandbox(self._sandbox, task, used=self._sandbox_dirty)
         self._sandbox_dirty = False
 
     def _parse(self, action: str) -> Action | ParseError:

@@ -180,9 +180,9 @@ class SQLEnv(AgentEnv):
             render_result=self._render_query_result,
         )
 
-    def start_episode(self, task: Task) -> None:
-        """Give the sandbox a fresh private copy of this task's database."""
-        self.sandbox.load(task.metadata["db_path"])  # type: ignore[union-attr]
+    def reset_sandbox(self, sandbox: Any, task: Task, *, used: bool) -> None:
+        """A fresh private copy of this task's database (one copy, whether or not the last episode ran queries)."""
+        sandbox.load(task.metadata["db_path"])
 
     def initial_observation(self, task: Task) -> str:
         """The question, the schema with sample rows, and the action format."""
