@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentrl.agents.backends.base import LLMBackend, describe_config
+from agentrl.agents.backends.base import LLMBackend
 from agentrl.core.choices import did_you_mean
 
 __all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "check_backend_options", "make_backend"]
@@ -167,10 +167,6 @@ class AgentBuilder:
             if self._backend is None:
                 self._backend = make_backend(name, self.spec.backend_options)
             return self._backend
-
-    def backend_config(self) -> dict[str, Any] | None:
-        """The backend's own description (model path, server...), once built."""
-        return describe_config(self._backend) if self._backend is not None else None
 
     def __call__(self, seed: int | None = None) -> Any:
         """A fresh agent."""
