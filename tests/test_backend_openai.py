@@ -329,3 +329,197 @@ def test_count_tokens_estimate_and_close(serve, backends) -> None:
     backend.close()
     with pytest.raises(BackendError, match="closed"):
         backend.generate(MESSAGES, GenerationConfig())
+
+
+# ---------------------------------------------------------------------- token-in generation (/completions)
+
+PROMPT_IDS = [151644, 872, 198, 0, 42]
+
+
+def text_completion(
+    text: str = "ab", token_ids: list[int] | None = None, logprobs: list[float] | None = None, finish: str = "stop"
+) -> dict[str, Any]:
+    token_ids = [100, 101] if token_ids is None else token_ids
+    logprobs = [-0.5 * (i + 1) for i in range(len(token_ids))] if logprobs is None else logprobs
+    return {
+        "id": "cmpl-x",
+        "object": "text_completion",
+        "choices": [
+            {
+                "index": 0,
+                "text": text,
+                "finish_reason": finish,
+                "logprobs": {
+                    "tokens": [f"token_id:{t}" for t in token_ids],
+                    "token_logprobs": logprobs,
+                    "top_logprobs": None,
+                    "text_offset": list(range(len(token_ids))),
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": len(PROMPT_IDS), "completion_tokens": len(token_ids)},
+    }
+
+
+def test_generate_ids_sends_the_completions_request(serve, backends, monkeypatch) -> None:
+    monkeypatch.setenv("AGENTRL_TEST_KEY", "sk-ids-secret")
+    server = serve(lambda i: Reply(body=text_completion("Paris", [7, 8, 2], [-0.1, -0.2, -0.3], finish="length")))
+    backend = backends(server.base_url, api_key_env="AGENTRL_TEST_KEY", extra_body={"top_k": 5})
+    config = GenerationConfig(max_tokens=3, temperature=0.7, top_p=0.9, stop=("END",), seed=3)
+    generation = backend.generate_ids(PROMPT_IDS, config)
+    (request,) = server.requests
+    assert request.path == "/v1/completions"
+    assert request.headers["authorization"] == "Bearer sk-ids-secret"
+    assert request.body == {
+        "model": "test-model",
+        "prompt": PROMPT_IDS,
+        "max_tokens": 3,
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "stop": ["END"],
+        "seed": 3,
+        "top_k": 5,
+        "logprobs": 1,
+        "return_tokens_as_token_ids": True,
+    }
+    assert generation.text == "Paris"
+    assert generation.finish_reason == "length"
+    assert generation.prompt_token_ids == tuple(PROMPT_IDS)
+    assert generation.token_ids == (7, 8, 2)
+    assert generation.logprobs == (-0.1, -0.2, -0.3)
+    assert generation.usage == {"prompt_tokens": 5, "completion_tokens": 3}
+    assert backend.stats["requests"] == 1
+    assert backend.config()["completions_url"] == server.base_url + "/completions"
+
+
+def test_generate_ids_url_forms_and_optional_fields(serve, backends) -> None:
+    server = serve(lambda i: Reply(body=text_completion()))
+    root = server.base_url.removesuffix("/v1")
+    urls = (
+        root,
+        root + "/",
+        server.base_url + "/",
+        server.base_url + "/chat/completions",
+        server.base_url + "/completions",
+    )
+    for url in urls:
+        generation = backends(url).generate_ids((1, 2), GenerationConfig())
+        assert generation.token_ids == (100, 101) and generation.prompt_token_ids == (1, 2)
+    assert {r.path for r in server.requests} == {"/v1/completions"}
+    body = server.requests[0].body
+    assert "stop" not in body and "seed" not in body and "messages" not in body
+
+
+def test_generate_ids_forces_token_fields_over_extra_body(serve, backends) -> None:
+    server = serve(lambda i: Reply(body=text_completion()))
+    extra = {"logprobs": True, "prompt": "hijacked", "return_tokens_as_token_ids": False}
+    backends(server.base_url, extra_body=extra).generate_ids([5], GenerationConfig())
+    body = server.requests[0].body
+    assert body["prompt"] == [5] and body["logprobs"] == 1 and body["return_tokens_as_token_ids"] is True
+
+
+def _without_ids(kind: str) -> dict[str, Any]:
+    body = text_completion()
+    choice = body["choices"][0]
+    if kind == "text_tokens":  # the server ignored return_tokens_as_token_ids
+        choice["logprobs"]["tokens"] = ["a", "b"]
+    elif kind == "no_logprobs":  # the server ignored logprobs
+        choice["logprobs"] = None
+    elif kind == "no_logprobs_key":
+        del choice["logprobs"]
+    elif kind == "mixed":
+        choice["logprobs"]["tokens"] = ["token_id:1", "b"]
+    return body
+
+
+@pytest.mark.parametrize("kind", ["text_tokens", "no_logprobs", "no_logprobs_key", "mixed"])
+def test_generate_ids_without_token_ids_fails_at_once(serve, backends, kind) -> None:
+    server = serve(lambda i: Reply(body=_without_ids(kind)))
+    backend = backends(server.base_url, max_retries=3)
+    with pytest.raises(BackendError, match=r"return_tokens_as_token_ids") as info:
+        backend.generate_ids(PROMPT_IDS, GenerationConfig())
+    assert server.base_url + "/completions" in str(info.value)
+    assert "TransformersBackend" in str(info.value)
+    assert len(server.requests) == 1  # not retried: the server would answer the same way
+    assert backend.stats["failures"] == 1
+
+
+def test_generate_ids_mismatched_lengths_is_a_malformed_reply(serve, backends) -> None:
+    server = serve(lambda i: Reply(body=text_completion(token_ids=[1, 2], logprobs=[-0.1])))
+    with pytest.raises(BackendError, match=r"malformed reply.*token_logprobs"):
+        backends(server.base_url, max_retries=3).generate_ids(PROMPT_IDS, GenerationConfig())
+    assert len(server.requests) == 2  # retried once, as any malformed reply
+
+
+def test_generate_ids_retries_500(serve, backends) -> None:
+    server = serve(lambda i: Reply(status=500, body="boom") if i < 2 else Reply(body=text_completion("ok", [9])))
+    backend = backends(server.base_url, max_retries=3)
+    generation = backend.generate_ids(PROMPT_IDS, GenerationConfig())
+    assert generation.text == "ok" and generation.token_ids == (9,) and len(generation.logprobs) == 1
+    assert len(server.requests) == 3 and backend.stats["retries"] == 2
+    assert all(r.path == "/v1/completions" for r in server.requests)
+
+
+def test_generate_ids_always_500_names_the_completions_url(serve, backends, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-leaky")
+    server = serve(lambda i: Reply(status=503, body="overloaded sk-leaky"))
+    with pytest.raises(BackendError, match=r"HTTP 503.*overloaded") as info:
+        backends(server.base_url, max_retries=1).generate_ids(PROMPT_IDS, GenerationConfig())
+    assert str(info.value).startswith(server.base_url + "/completions: failed after 2 attempts")
+    assert "sk-leaky" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("prompt_ids", "match"),
+    [
+        ([], r"empty list"),
+        ((), r"empty tuple"),
+        ("hello", r"got str"),
+        (None, r"got NoneType"),
+        (5, r"got int"),
+        ([1, -2, 3], r"prompt_ids\[1\] = -2"),
+        ([1, 2.0], r"prompt_ids\[1\] = 2.0 \(float\)"),
+        ([1, "2"], r"prompt_ids\[1\] = '2' \(str\)"),
+        ([True], r"prompt_ids\[0\] = True \(bool\)"),
+        ({1, 2}, r"got set"),
+    ],
+)
+def test_generate_ids_rejects_bad_prompt_ids(serve, backends, prompt_ids, match) -> None:
+    server = serve(lambda i: Reply(body=text_completion()))
+    backend = backends(server.base_url)
+    with pytest.raises(ValueError, match=r"non-empty sequence of non-negative ints.*" + match):
+        backend.generate_ids(prompt_ids, GenerationConfig())
+    with pytest.raises(ValueError, match=match):
+        asyncio.run(backend.agenerate_ids(prompt_ids, GenerationConfig()))
+    assert server.requests == []
+
+
+def test_generate_ids_accepts_integer_arrays(serve, backends) -> None:
+    np = pytest.importorskip("numpy")
+    server = serve(lambda i: Reply(body=text_completion()))
+    generation = backends(server.base_url).generate_ids(np.array([3, 4], dtype=np.int64), GenerationConfig())
+    assert server.requests[0].body["prompt"] == [3, 4]
+    assert generation.prompt_token_ids == (3, 4) and all(type(t) is int for t in generation.prompt_token_ids)
+
+
+def test_agenerate_ids_concurrently(serve, backends) -> None:
+    def script(i: int) -> Reply:
+        return Reply(body=text_completion(f"r{i}", [1000 + i, 2]), delay_s=0.1)
+
+    server = serve(script)
+    backend = backends(server.base_url, max_concurrency=4)
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(*(backend.agenerate_ids([n, n + 1], GenerationConfig()) for n in range(8)))
+
+    started = time.monotonic()
+    generations = asyncio.run(main())
+    elapsed = time.monotonic() - started
+    assert [g.prompt_token_ids for g in generations] == [(n, n + 1) for n in range(8)]
+    # Each reply matches the request it answered.
+    by_prompt = {tuple(r.body["prompt"]): i for i, r in enumerate(server.requests)}
+    for g in generations:
+        i = by_prompt[g.prompt_token_ids]
+        assert g.text == f"r{i}" and g.token_ids == (1000 + i, 2) and len(g.logprobs) == 2
+    assert server.max_in_flight == 4
+    assert 0.15 <= elapsed < 1.5  # two waves of 0.1 s

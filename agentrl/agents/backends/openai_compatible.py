@@ -1,5 +1,8 @@
 """Any OpenAI-compatible ``/chat/completions`` server: OpenAI, vLLM, SGLang, llama.cpp, Ollama, TGI...
 
+Token-in generation (exact prompt token ids in, exact sampled token ids and logprobs out) goes to
+the sibling ``/completions`` endpoint of a vLLM/SGLang-style server.
+
 All requests, whatever thread or event loop they come from, run on one private event loop in a
 background thread with one ``httpx.AsyncClient``: an ``httpx`` client (and an ``asyncio``
 semaphore) belongs to the loop it was first used on, and funnelling everything through one loop
@@ -13,12 +16,13 @@ import concurrent.futures
 import email.utils
 import json
 import math
+import operator
 import os
 import random
 import re
 import threading
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -49,6 +53,42 @@ def _chat_url(base_url: str) -> str:
     if urlsplit(url).path in ("", "/"):
         url += "/v1"  # a bare server address: OpenAI-compatible servers mount the API at /v1
     return url + "/chat/completions"
+
+
+def _completions_url(base_url: str) -> str:
+    """The ``/completions`` URL for ``base_url``, derived as :func:`_chat_url` derives the chat URL."""
+    url = base_url.rstrip("/")
+    if url.endswith("/chat/completions"):
+        return url.removesuffix("/chat/completions") + "/completions"
+    if url.endswith("/completions"):
+        return url
+    if urlsplit(url).path in ("", "/"):
+        url += "/v1"
+    return url + "/completions"
+
+
+def _check_prompt_ids(prompt_ids: Any) -> list[int]:
+    """``prompt_ids`` as a list of ints; ValueError unless it is a non-empty sequence of non-negative ints."""
+    what = "prompt_ids must be a non-empty sequence of non-negative ints"
+    items: Any = prompt_ids
+    if not isinstance(items, Sequence) and callable(getattr(items, "tolist", None)):
+        items = items.tolist()  # a 1-D numpy array or torch tensor
+    if isinstance(items, (str, bytes, bytearray)) or not isinstance(items, Sequence):
+        raise ValueError(f"{what}, got {type(prompt_ids).__name__} {prompt_ids!r:.100}")
+    ids: list[int] = []
+    for i, token in enumerate(items):
+        try:
+            if isinstance(token, bool):
+                raise TypeError
+            value = operator.index(token)  # int, numpy or torch integer scalars; not floats
+        except TypeError:
+            raise ValueError(f"{what}, got prompt_ids[{i}] = {token!r:.50} ({type(token).__name__})") from None
+        if value < 0:
+            raise ValueError(f"{what}, got prompt_ids[{i}] = {value}")
+        ids.append(value)
+    if not ids:
+        raise ValueError(f"{what}, got an empty {type(prompt_ids).__name__}")
+    return ids
 
 
 def _parse_retry_after(value: str | None) -> float | None:
@@ -88,6 +128,13 @@ class OpenAICompatibleBackend:
     Token ids are unknown to this API (``token_ids`` is empty) unless the server writes tokens as
     ``token_id:N`` (vLLM with ``extra_body={"return_tokens_as_token_ids": True}`` and
     ``logprobs=True``); ``logprobs`` are filled when ``logprobs=True`` and the server returns them.
+
+    Token-in generation for RL rollouts: :meth:`generate_ids` and :meth:`agenerate_ids` send exact
+    prompt token ids to ``{base_url}/completions`` (the sibling of the chat URL: a ``base_url``
+    ending in ``/chat/completions`` maps to ``.../completions``) and return the exact sampled token
+    ids with their logprobs. They need a server that honours vLLM's
+    ``return_tokens_as_token_ids`` (vLLM, SGLang); they share the retries, timeouts, concurrency
+    limit and key handling of chat requests.
 
     Args:
         base_url: the API root (see above).
@@ -134,6 +181,7 @@ class OpenAICompatibleBackend:
         self._httpx = httpx
         self.base_url = base_url
         self.url = _chat_url(base_url)
+        self.completions_url = _completions_url(base_url)
         self.model = model
         self.name = name or model
         self.api_key_env = api_key_env
@@ -162,14 +210,7 @@ class OpenAICompatibleBackend:
         Raises:
             BackendError: the request failed after its retries, or the backend is closed.
         """
-        if threading.current_thread() is self._thread:
-            raise BackendError(f"{self.name}: generate() called from the backend's own event loop")
-        try:
-            return self._run(self._complete(messages, config)).result()
-        except concurrent.futures.CancelledError:
-            if self._closed:  # close() cancelled the request
-                raise BackendError(f"{self.name}: backend closed") from None
-            raise
+        return self._wait("generate", self._complete(self.url, self._body(messages, config), self._parse))
 
     async def agenerate(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
         """Complete one conversation without blocking; safe from any event loop and thread.
@@ -177,12 +218,56 @@ class OpenAICompatibleBackend:
         Raises:
             BackendError: the request failed after its retries, or the backend is closed.
         """
-        try:
-            return await asyncio.wrap_future(self._run(self._complete(messages, config)))
-        except asyncio.CancelledError:
-            if self._closed:  # close() cancelled the request, not our caller
-                raise BackendError(f"{self.name}: backend closed") from None
-            raise
+        return await self._await(self._complete(self.url, self._body(messages, config), self._parse))
+
+    def generate_ids(self, prompt_ids: Sequence[int], config: GenerationConfig) -> Generation:
+        """Continue exact prompt token ids; blocks (the request runs on the backend's private event loop).
+
+        POSTs ``{"model", "prompt": [ids...], "max_tokens", "temperature", "top_p", "stop", "seed",
+        "logprobs": 1, "return_tokens_as_token_ids": true}`` (plus ``extra_body``) to
+        :attr:`completions_url`, with the retries, timeout and concurrency limit of :meth:`generate`.
+
+        Args:
+            prompt_ids: the prompt as token ids of the server's tokenizer (a list, tuple or 1-D
+                integer array), sent as they are: no chat template is applied.
+            config: the sampling settings.
+
+        Returns:
+            A :class:`Generation` with ``prompt_token_ids`` = ``prompt_ids``, and ``token_ids`` and
+            ``logprobs`` of equal length as the server sampled them (the server decides whether a
+            final EOS token is among them; the text never contains it).
+
+        Raises:
+            ValueError: ``prompt_ids`` is not a non-empty sequence of non-negative ints.
+            BackendError: the request failed after its retries, the backend is closed, or the
+                server did not return token ids (it ignores ``return_tokens_as_token_ids``).
+        """
+        ids = _check_prompt_ids(prompt_ids)
+        request = self._complete(self.completions_url, self._ids_body(ids, config), self._parse_ids(ids))
+        return self._wait("generate_ids", request)
+
+    async def agenerate_ids(self, prompt_ids: Sequence[int], config: GenerationConfig) -> Generation:
+        """Continue exact prompt token ids without blocking; safe from any event loop and thread.
+
+        The coroutine twin of :meth:`generate_ids`; concurrent calls share the backend's
+        ``max_concurrency`` limit with chat requests.
+
+        Args:
+            prompt_ids: the prompt as token ids of the server's tokenizer (see :meth:`generate_ids`).
+            config: the sampling settings.
+
+        Returns:
+            A :class:`Generation` with ``prompt_token_ids``, ``token_ids`` and ``logprobs`` filled.
+
+        Raises:
+            ValueError: ``prompt_ids`` is not a non-empty sequence of non-negative ints.
+            BackendError: the request failed after its retries, the backend is closed, or the
+                server did not return token ids.
+        """
+        ids = _check_prompt_ids(prompt_ids)
+        return await self._await(
+            self._complete(self.completions_url, self._ids_body(ids, config), self._parse_ids(ids))
+        )
 
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
         """An *estimate* of the prompt tokens: about 4 characters a token plus 4 tokens a message.
@@ -199,6 +284,7 @@ class OpenAICompatibleBackend:
             "model": self.model,
             "base_url": self.base_url,
             "url": self.url,
+            "completions_url": self.completions_url,
             "api_key_env": self.api_key_env,
             "max_concurrency": self.max_concurrency,
             "timeout_s": self.timeout_s,
@@ -235,6 +321,27 @@ class OpenAICompatibleBackend:
 
     # ------------------------------------------------------------------ private event loop
 
+    def _wait(self, method: str, coro: Coroutine[Any, Any, Generation]) -> Generation:
+        """Run ``coro`` on the private loop and block for its result (``method`` names the caller in errors)."""
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise BackendError(f"{self.name}: {method}() called from the backend's own event loop")
+        try:
+            return self._run(coro).result()
+        except concurrent.futures.CancelledError:
+            if self._closed:  # close() cancelled the request
+                raise BackendError(f"{self.name}: backend closed") from None
+            raise
+
+    async def _await(self, coro: Coroutine[Any, Any, Generation]) -> Generation:
+        """Run ``coro`` on the private loop and await its result from the caller's loop."""
+        try:
+            return await asyncio.wrap_future(self._run(coro))
+        except asyncio.CancelledError:
+            if self._closed:  # close() cancelled the request, not our caller
+                raise BackendError(f"{self.name}: backend closed") from None
+            raise
+
     def _run(self, coro: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
         with self._lock:
             if self._closed:
@@ -267,10 +374,10 @@ class OpenAICompatibleBackend:
 
     # ------------------------------------------------------------------ requests
 
-    def _body(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> dict[str, Any]:
+    def _sampling_body(self, config: GenerationConfig) -> dict[str, Any]:
+        """The fields a chat and a completions request share: model and sampling settings."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "max_tokens": config.max_tokens,
             "temperature": config.temperature,
             "top_p": config.top_p,
@@ -279,34 +386,49 @@ class OpenAICompatibleBackend:
             body["stop"] = list(config.stop)
         if config.seed is not None:
             body["seed"] = config.seed
+        return body
+
+    def _body(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> dict[str, Any]:
+        body = self._sampling_body(config)
+        body["messages"] = [{"role": m["role"], "content": m["content"]} for m in messages]
         if self.logprobs:
             body["logprobs"] = True
         body.update(self.extra_body)
         return body
 
-    async def _complete(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
+    def _ids_body(self, prompt_ids: list[int], config: GenerationConfig) -> dict[str, Any]:
+        body = self._sampling_body(config)
+        body.update(self.extra_body)
+        # Token-level rollouts need these whatever extra_body says (it may hold chat-style values).
+        body["prompt"] = prompt_ids
+        body["logprobs"] = 1
+        body["return_tokens_as_token_ids"] = True
+        return body
+
+    async def _complete(self, url: str, body: dict[str, Any], parse: Callable[[Any], Generation]) -> Generation:
         if self._client is None:
             httpx = self._httpx
             limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s), limits=limits)
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
-        body = self._body(messages, config)
         try:
-            generation = await self._post_with_retries(body)
+            generation = await self._post_with_retries(url, body, parse)
         except BackendError:
             self.stats["failures"] += 1
             raise
         self.stats["requests"] += 1
         return generation
 
-    async def _post_with_retries(self, body: dict[str, Any]) -> Generation:
+    async def _post_with_retries(
+        self, url: str, body: dict[str, Any], parse: Callable[[Any], Generation]
+    ) -> Generation:
         attempts = self.max_retries + 1
         malformed_retried = False
         last_problem = "no attempt made"
         for attempt in range(attempts):
             key = os.environ.get(self.api_key_env) or None
             try:
-                return await self._attempt(body, key)
+                return await self._attempt(url, body, key, parse)
             except _Retryable as exc:
                 last_problem = self._redact(str(exc), key)
                 if exc.malformed:
@@ -323,12 +445,14 @@ class OpenAICompatibleBackend:
                     delay = min(self.backoff_s * 2**attempt, self.max_backoff_s) * random.uniform(0.5, 1.0)
                 await asyncio.sleep(delay)
         tries = attempt + 1
-        raise BackendError(f"{self.url}: failed after {tries} attempt{'s' if tries > 1 else ''}: {last_problem}")
+        raise BackendError(f"{url}: failed after {tries} attempt{'s' if tries > 1 else ''}: {last_problem}")
 
     def _redact(self, text: str, key: str | None) -> str:
         return text.replace(key, "***") if key else text
 
-    async def _attempt(self, body: dict[str, Any], key: str | None) -> Generation:
+    async def _attempt(
+        self, url: str, body: dict[str, Any], key: str | None, parse: Callable[[Any], Generation]
+    ) -> Generation:
         httpx = self._httpx
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         assert self._semaphore is not None
@@ -337,7 +461,7 @@ class OpenAICompatibleBackend:
             try:
                 # wait_for bounds the whole attempt; httpx's timeout alone bounds each read separately.
                 response = await asyncio.wait_for(
-                    self._client.post(self.url, json=body, headers=headers), timeout=self.timeout_s
+                    self._client.post(url, json=body, headers=headers), timeout=self.timeout_s
                 )
             except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
                 raise _Retryable(f"timed out after {self.timeout_s:g} s") from exc
@@ -351,9 +475,9 @@ class OpenAICompatibleBackend:
                 f"HTTP {status}: {snippet!r}", retry_after=_parse_retry_after(response.headers.get("retry-after"))
             )
         if status >= 400:
-            raise BackendError(f"{self.url}: HTTP {status} (not retried): {snippet!r}")
+            raise BackendError(f"{url}: HTTP {status} (not retried): {snippet!r}")
         try:
-            return self._parse(json.loads(text))
+            return parse(json.loads(text))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise _Retryable(f"malformed reply ({type(exc).__name__}: {exc}): {snippet!r}", malformed=True) from exc
 
@@ -381,3 +505,41 @@ class OpenAICompatibleBackend:
             logprobs=logprobs,
             usage=usage,
         )
+
+    def _parse_ids(self, prompt_ids: list[int]) -> Callable[[Any], Generation]:
+        """A parser for a ``/completions`` reply to ``prompt_ids`` that insists on token ids."""
+
+        def parse(reply: Any) -> Generation:
+            choice = reply["choices"][0]
+            text = choice["text"]
+            if not isinstance(text, str):
+                raise TypeError(f"choices[0].text is {type(text).__name__}, not a string")
+            finish = choice.get("finish_reason")
+            entries = choice.get("logprobs") or {}
+            if not isinstance(entries, dict):
+                raise TypeError(f"choices[0].logprobs is {type(entries).__name__}, not an object")
+            tokens = entries.get("tokens")
+            token_logprobs = entries.get("token_logprobs")
+            matches = [_TOKEN_ID.match(t) if isinstance(t, str) else None for t in tokens or ()]
+            if tokens is None or token_logprobs is None or not all(matches) or (text and not tokens):
+                got = "no logprobs" if not entries else f"tokens {list(tokens or ())[:3]!r}"
+                # Not retried: the server will answer the same way again.
+                raise BackendError(
+                    f"the server at {self.completions_url} did not return token ids ({got}); token-level "
+                    "rollouts need a vLLM/SGLang server that honours return_tokens_as_token_ids, "
+                    "or use TransformersBackend"
+                )
+            if len(token_logprobs) != len(tokens):
+                raise ValueError(f"{len(tokens)} tokens but {len(token_logprobs)} token_logprobs")
+            usage_in = reply.get("usage") or {}
+            keys = ("prompt_tokens", "completion_tokens")
+            return Generation(
+                text=text,
+                finish_reason="length" if finish == "length" else "stop",
+                prompt_token_ids=tuple(prompt_ids),
+                token_ids=tuple(int(m.group(1)) for m in matches if m),
+                logprobs=tuple(float(lp) for lp in token_logprobs),
+                usage={k: int(usage_in[k]) for k in keys if usage_in.get(k) is not None},
+            )
+
+        return parse

@@ -44,9 +44,10 @@ _END_OF_TURN_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_te
 
 @dataclass
 class _Request:
-    messages: list[ChatMessage]
+    messages: list[ChatMessage] | None
     config: GenerationConfig
     future: concurrent.futures.Future[Generation]
+    prompt_ids: list[int] | None = None  # token-in requests skip the chat template
 
 
 @dataclass
@@ -305,6 +306,28 @@ class TransformersBackend:
         future = self._submit([messages], config)[0]
         return await asyncio.wrap_future(future)
 
+    def generate_ids(self, prompt_ids: Sequence[int], config: GenerationConfig) -> Generation:
+        """Continue exact prompt token ids (no chat template); blocks until done.
+
+        This is the token-in path of an RL rollout: the caller keeps the conversation as the very
+        token ids the model sampled plus the env's text tokenised once, and never re-tokenises it.
+        It shares the batching queue with :meth:`generate`.
+
+        Raises:
+            ValueError: ``prompt_ids`` is empty or holds something other than token ids.
+            BackendError: the backend is closed or the batch failed.
+        """
+        return self._submit_ids(prompt_ids, config).result()
+
+    async def agenerate_ids(self, prompt_ids: Sequence[int], config: GenerationConfig) -> Generation:
+        """:meth:`generate_ids` without blocking the event loop; concurrent calls are batched.
+
+        Raises:
+            ValueError: ``prompt_ids`` is empty or holds something other than token ids.
+            BackendError: the backend is closed or the batch failed.
+        """
+        return await asyncio.wrap_future(self._submit_ids(prompt_ids, config))
+
     def generate_batch(
         self, conversations: Sequence[Sequence[ChatMessage]], config: GenerationConfig
     ) -> list[Generation]:
@@ -360,9 +383,7 @@ class TransformersBackend:
         with self._lock:
             if self._closed:
                 raise BackendError(f"{self.name}: backend closed")
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._work, name=f"agentrl-{self.name}", daemon=True)
-                self._worker.start()
+            self._start_worker()
             # Under the lock, so that one generate_batch call's requests are queued back to back.
             for messages in conversations:
                 future: concurrent.futures.Future[Generation] = concurrent.futures.Future()
@@ -371,6 +392,31 @@ class TransformersBackend:
                 )
                 futures.append(future)
         return futures
+
+    def _submit_ids(
+        self, prompt_ids: Sequence[int], config: GenerationConfig
+    ) -> concurrent.futures.Future[Generation]:
+        vocab = len(self._tokenizer)
+        ids = list(prompt_ids)
+        if not ids or not all(isinstance(i, int) and 0 <= i < vocab for i in ids):
+            bad = next((i for i in ids if not (isinstance(i, int) and 0 <= i < vocab)), None)
+            raise ValueError(
+                f"prompt_ids must be a non-empty sequence of token ids in [0, {vocab}); got "
+                + ("an empty sequence" if not ids else f"{bad!r}")
+            )
+        future: concurrent.futures.Future[Generation] = concurrent.futures.Future()
+        with self._lock:
+            if self._closed:
+                raise BackendError(f"{self.name}: backend closed")
+            self._start_worker()
+            self._queue.put(_Request(None, config, future, prompt_ids=ids))
+        return future
+
+    def _start_worker(self) -> None:
+        """Start the batching thread on first use (call with ``self._lock`` held)."""
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work, name=f"agentrl-{self.name}", daemon=True)
+            self._worker.start()
 
     def _fail_queued(self, error: BaseException) -> None:
         while True:
@@ -430,7 +476,7 @@ class TransformersBackend:
     def _new_row(self, request: _Request) -> _Row | None:
         """Encode one request; answer it at once when it needs no model call (or cannot have one)."""
         try:
-            prompt = self.encode_prompt(request.messages)
+            prompt = request.prompt_ids if request.messages is None else self.encode_prompt(request.messages)
         except Exception as exc:
             request.future.set_exception(BackendError(f"{self.name}: cannot apply the chat template: {exc}"))
             return None

@@ -1,0 +1,551 @@
+"""The rollout engine: many multi-turn episodes at once, as exact token-level trajectories.
+
+Two schedules over the same episode code:
+
+* ``"async"`` (default): ``num_envs`` episodes run concurrently and independently. A trajectory
+  asks the policy for its next turn as soon as its env has answered; the policy batches whatever
+  requests are pending at that moment (the Transformers backend's dynamic batching, or concurrent
+  requests to a vLLM server), and env calls run in workers (threads, processes or Ray actors), so
+  a slow tool call delays only its own trajectory. A slot that finishes an episode starts the next
+  request at once.
+* ``"lockstep"``: what a Gymnasium vector env does. ``num_envs`` episodes start together; each
+  round, every live episode generates, then every live episode steps, and the round ends when the
+  slowest one is done; the next ``num_envs`` requests start when the whole batch has ended. Kept for
+  comparison (``python -m agentrl.bench.rollout``).
+
+Episodes are built token by token (:class:`~agentrl.rollout.chat.ChatTokenizer`): the first prompt
+is tokenised once, each completion is appended as sampled, each observation is tokenised alone
+with its template glue and appended; nothing is re-tokenised. A failing episode (an env that
+raises or hangs, a backend error, a stale policy) is marked ``failed`` with the reason, retried
+``retries`` times, and then dropped or kept as the config says; every wait has a deadline, so one
+bad episode never stalls the others.
+
+Example:
+    >>> import functools, tempfile
+    >>> from agentrl.agents.backends.tiny import build_tiny_model
+    >>> from agentrl.agents.backends.transformers_backend import TransformersBackend
+    >>> from agentrl.rollout import RolloutConfig, RolloutEngine, group_requests
+    >>> from agentrl.rollout.workloads import LatencyEnv
+    >>> backend = TransformersBackend(build_tiny_model(tempfile.mkdtemp() + "/m"))
+    >>> env_fn = functools.partial(LatencyEnv, max_turns=3, min_latency_s=0.0, max_latency_s=0.01)
+    >>> config = RolloutConfig(num_envs=4, max_new_tokens=8, temperature=1.0, sampling_seed=0)
+    >>> with RolloutEngine(env_fn, backend, config=config) as engine:
+    ...     trajectories = engine.run(group_requests([0, 1], group_size=2))
+    >>> [t.request.group_id for t in trajectories]
+    [0, 0, 1, 1]
+    >>> all(t.ok and sum(t.loss_mask) == t.num_policy_tokens for t in trajectories)
+    True
+    >>> backend.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
+from agentrl.rollout.chat import ChatTokenizer
+from agentrl.rollout.trajectory import RolloutRequest, Trajectory, TurnRecord
+from agentrl.rollout.workers import EnvWorker, ThreadWorkers, WorkerFactory
+
+__all__ = ["EpisodeFailed", "RolloutConfig", "RolloutEngine", "TokenPolicy", "group_requests"]
+
+_MODES = ("async", "lockstep")
+
+
+@runtime_checkable
+class TokenPolicy(Protocol):
+    """A policy that continues exact token ids: ``TransformersBackend``, ``OpenAICompatibleBackend``."""
+
+    async def agenerate_ids(self, prompt_ids: Sequence[int], config: GenerationConfig) -> Generation:
+        """Sample a completion of ``prompt_ids``; the result carries token ids and logprobs."""
+        ...
+
+
+class EpisodeFailed(Exception):
+    """One episode cannot go on (the reason is its message); the engine records it and moves on."""
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """How the engine collects.
+
+    Attributes:
+        num_envs: how many episodes run at once (and how many envs exist).
+        mode: ``"async"`` or ``"lockstep"`` (see the module docstring).
+        max_new_tokens: the most tokens the policy samples per turn.
+        temperature: sampling temperature (0 for greedy).
+        top_p: nucleus sampling mass.
+        use_env_stop: end a turn at the env's ``metadata["stop_sequences"]`` too.
+        stop: more strings that end a turn.
+        sampling_seed: makes sampling reproducible: each turn's seed is derived from it, the
+            request's position, the attempt and the turn; ``None`` samples freshly.
+        max_turns: an engine-side cap on policy turns (``None``: the env's own budget decides).
+        max_context_tokens: end an episode (``truncated``) before a prompt would exceed this.
+        reset_timeout_s: the most seconds ``reset`` (and building the env) may take.
+        step_timeout_s: the most seconds one ``step`` may take.
+        generate_timeout_s: the most seconds one generation may take.
+        retries: how many times a failed request is tried again.
+        keep_failed: return failed trajectories too (``status == "failed"``); else they are dropped.
+        max_staleness: the most policy versions a trajectory may lag (``None``: no bound); a
+            trajectory whose start version falls further behind fails as ``stale`` before its next turn.
+        observation_role: the chat role of the env's messages.
+    """
+
+    num_envs: int = 8
+    mode: str = "async"
+    max_new_tokens: int = 256
+    temperature: float = 1.0
+    top_p: float = 1.0
+    use_env_stop: bool = True
+    stop: tuple[str, ...] = ()
+    sampling_seed: int | None = None
+    max_turns: int | None = None
+    max_context_tokens: int | None = None
+    reset_timeout_s: float = 120.0
+    step_timeout_s: float = 60.0
+    generate_timeout_s: float = 600.0
+    retries: int = 0
+    keep_failed: bool = False
+    max_staleness: int | None = None
+    observation_role: str = "user"
+
+    def __post_init__(self) -> None:
+        if self.mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}")
+        if self.num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {self.num_envs}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be >= 0, got {self.retries}")
+        for name in ("reset_timeout_s", "step_timeout_s", "generate_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+
+def group_requests(
+    tasks: Iterable[int | RolloutRequest | dict[str, Any] | None], group_size: int = 1
+) -> list[RolloutRequest]:
+    """GRPO groups: ``group_size`` requests per task, with the same seed and reset options.
+
+    A task is a seed, a :class:`RolloutRequest` or a reset-options dict (``{"task_id": ...}``).
+    Members of a group reset their envs identically, so every rollout of a group starts from the
+    same state (envs are deterministic under a seed, as ``check_domain`` tests); they differ only
+    in what the policy samples.
+
+    Example:
+        >>> [(r.seed, r.group_id, r.index) for r in group_requests([7, 8], group_size=2)]
+        [(7, 0, 0), (7, 0, 1), (8, 1, 0), (8, 1, 1)]
+    """
+    if group_size < 1:
+        raise ValueError(f"group_size must be at least 1, got {group_size}")
+    requests: list[RolloutRequest] = []
+    for group, task in enumerate(tasks):
+        if isinstance(task, RolloutRequest):
+            base = task
+        elif isinstance(task, dict):
+            base = RolloutRequest(seed=task.get("seed"), options={k: v for k, v in task.items() if k != "seed"})
+        elif task is None or isinstance(task, int):
+            base = RolloutRequest(seed=task)
+        else:
+            raise TypeError(f"a task is a seed, a RolloutRequest or an options dict; got {type(task).__name__}")
+        requests.extend(replace(base, group_id=group, index=i) for i in range(group_size))
+    return requests
+
+
+@dataclass
+class _Episode:
+    """An episode in progress: its trajectory plus what the next phase needs."""
+
+    position: int
+    trajectory: Trajectory
+    worker: EnvWorker | None = None
+    has_system: bool = False
+    stop: tuple[str, ...] = ()
+    last_generation: Generation | None = None
+    done: bool = False
+    started: float = field(default_factory=time.perf_counter)
+
+
+class RolloutEngine:
+    """Collect token-level trajectories from any text env with a token-in policy.
+
+    Args:
+        envs: a :class:`~agentrl.rollout.workers.WorkerFactory` (threads, processes, Ray), or a
+            zero-argument callable that builds one env (run in :class:`ThreadWorkers`).
+        policy: a :class:`TokenPolicy`; it should batch concurrent requests.
+        chat: the policy's :class:`ChatTokenizer`; by default taken from the policy
+            (``ChatTokenizer.for_backend``), which needs a ``tokenizer`` attribute.
+        config: a :class:`RolloutConfig`.
+
+    Attributes:
+        policy_version: the current policy version; a trainer bumps it after each update, and each
+            turn records the version that sampled it.
+        stats: counters: ``episodes``, ``failed``, ``retried``, ``turns``, ``policy_tokens``,
+            ``env_tokens``, ``generate_s``, ``env_s``.
+    """
+
+    def __init__(
+        self,
+        envs: WorkerFactory | Callable[[], Any],
+        policy: TokenPolicy,
+        *,
+        chat: ChatTokenizer | None = None,
+        config: RolloutConfig | None = None,
+    ) -> None:
+        if not callable(getattr(policy, "agenerate_ids", None)):
+            raise TypeError(
+                f"the policy must continue token ids (agenerate_ids); {type(policy).__name__} cannot. "
+                "Use TransformersBackend, or OpenAICompatibleBackend against a vLLM/SGLang server"
+            )
+        self.config = config or RolloutConfig()
+        self.workers: WorkerFactory = envs if isinstance(envs, WorkerFactory) else ThreadWorkers(envs)
+        self._owns_workers = not isinstance(envs, WorkerFactory)
+        self.policy = policy
+        if chat is None:
+            if getattr(policy, "tokenizer", None) is None:
+                raise ValueError(
+                    "pass chat=ChatTokenizer.from_pretrained(<the model's folder>): the policy has no tokenizer"
+                )
+            chat = ChatTokenizer.for_backend(policy)
+        self.chat = chat
+        self.policy_version = 0
+        self.stats: dict[str, float] = dict.fromkeys(
+            ("episodes", "failed", "retried", "turns", "policy_tokens", "env_tokens", "generate_s", "env_s"), 0
+        )
+        self._idle: list[EnvWorker] = []
+        self._closed = False
+
+    # ------------------------------------------------------------------ public API
+
+    def run(self, requests: Sequence[RolloutRequest]) -> list[Trajectory]:
+        """Collect one trajectory per request, in the order of ``requests`` (blocking)."""
+        return asyncio.run(self.arun(requests))
+
+    async def arun(self, requests: Sequence[RolloutRequest]) -> list[Trajectory]:
+        """Collect one trajectory per request, in the order of ``requests``.
+
+        Failed requests are left out unless ``config.keep_failed``.
+        """
+        done = [t async for t in self.astream(requests)]
+        return sorted(done, key=lambda t: self._positions[id(t)])
+
+    async def astream(self, requests: Sequence[RolloutRequest]) -> AsyncIterator[Trajectory]:
+        """Yield trajectories as they finish (fully asynchronous training consumes this)."""
+        if self._closed:
+            raise RuntimeError("the engine is closed")
+        items = [r if isinstance(r, RolloutRequest) else RolloutRequest(seed=r) for r in requests]
+        self._positions: dict[int, int] = {}
+        out: asyncio.Queue[Trajectory | None] = asyncio.Queue()
+        runner = self._run_async if self.config.mode == "async" else self._run_lockstep
+        task = asyncio.ensure_future(runner(items, out))
+        try:
+            while True:
+                trajectory = await out.get()
+                if trajectory is None:
+                    break
+                yield trajectory
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            await self._close_idle()
+
+    def close(self) -> None:
+        """Close idle envs and the worker factory this engine made; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for worker in self._idle:
+            worker.abandon()
+        self._idle.clear()
+        if self._owns_workers:
+            self.workers.shutdown()
+
+    def __enter__(self) -> RolloutEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ schedules
+
+    async def _run_async(self, requests: list[RolloutRequest], out: asyncio.Queue[Trajectory | None]) -> None:
+        pending: asyncio.Queue[tuple[int, RolloutRequest, int]] = asyncio.Queue()
+        for position, request in enumerate(requests):
+            pending.put_nowait((position, request, 1))
+        remaining = [len(requests)]
+
+        async def slot() -> None:
+            while remaining[0] > 0:
+                try:
+                    position, request, attempt = pending.get_nowait()
+                except asyncio.QueueEmpty:
+                    # Another slot may still retry a request: wait for it rather than exit early.
+                    await asyncio.sleep(0.01)
+                    continue
+                episode = await self._begin(position, request, attempt)
+                while not episode.done:
+                    await self._generate(episode)
+                    if not episode.done:
+                        await self._step(episode)
+                if self._finish(episode, out):
+                    pending.put_nowait((position, request, attempt + 1))
+                else:
+                    remaining[0] -= 1
+
+        await asyncio.gather(*(slot() for _ in range(min(self.config.num_envs, max(len(requests), 1)))))
+        out.put_nowait(None)
+
+    async def _run_lockstep(self, requests: list[RolloutRequest], out: asyncio.Queue[Trajectory | None]) -> None:
+        queue: list[tuple[int, RolloutRequest, int]] = [(p, r, 1) for p, r in enumerate(requests)]
+        while queue:
+            chunk, queue = queue[: self.config.num_envs], queue[self.config.num_envs :]
+            episodes = await asyncio.gather(*(self._begin(p, r, a) for p, r, a in chunk))
+            while any(not e.done for e in episodes):
+                await asyncio.gather(*(self._generate(e) for e in episodes if not e.done))
+                await asyncio.gather(*(self._step(e) for e in episodes if not e.done))
+            for episode, (position, request, attempt) in zip(episodes, chunk, strict=True):
+                if self._finish(episode, out):
+                    queue.append((position, request, attempt + 1))
+        out.put_nowait(None)
+
+    # ------------------------------------------------------------------ one episode, in phases
+
+    async def _begin(self, position: int, request: RolloutRequest, attempt: int) -> _Episode:
+        """Get a worker, reset its env and tokenise the first prompt."""
+        trajectory = Trajectory(request=request, attempts=attempt, policy_version=self.policy_version)
+        episode = _Episode(position, trajectory)
+        try:
+            episode.worker = await self._acquire()
+            started = time.perf_counter()
+            try:
+                obs, info = await asyncio.wait_for(
+                    episode.worker.reset(request.seed, request.options), self.config.reset_timeout_s
+                )
+            except TimeoutError as exc:
+                raise EpisodeFailed(f"env reset timed out after {self.config.reset_timeout_s:g}s") from exc
+            finally:
+                self._add_time(trajectory, "env", started)
+            trajectory.task_id = None if info.get("task_id") is None else str(info["task_id"])
+            trajectory.reset_info = info
+            system = episode.worker.system_prompt
+            episode.has_system = bool(system)
+            env_stop = episode.worker.stop_sequences if self.config.use_env_stop else ()
+            episode.stop = tuple(dict.fromkeys((*env_stop, *self.config.stop)))
+            messages: list[ChatMessage] = [{"role": "system", "content": system}] if system else []
+            messages.append({"role": self.config.observation_role, "content": _text(obs)})
+            trajectory.messages = messages
+            ids = self.chat.prompt_ids(messages)
+            trajectory.append_env(ids)
+            trajectory.prompt_length = len(ids)
+            self.stats["env_tokens"] += len(ids)
+        except Exception as exc:
+            self._fail(episode, exc)
+        return episode
+
+    async def _generate(self, episode: _Episode) -> None:
+        """Sample the policy's next turn and append it."""
+        trajectory = episode.trajectory
+        config = self.config
+        try:
+            lag = self.policy_version - trajectory.policy_version
+            if config.max_staleness is not None and lag > config.max_staleness:
+                raise EpisodeFailed(f"stale: the policy moved {lag} versions past this trajectory's start")
+            if config.max_turns is not None and len(trajectory.turns) >= config.max_turns:
+                self._truncate(episode, "max_turns")
+                return
+            budget = config.max_new_tokens
+            if config.max_context_tokens is not None:
+                budget = min(budget, config.max_context_tokens - len(trajectory.token_ids))
+                if budget < 1:
+                    self._truncate(episode, "context")
+                    return
+            generation_config = GenerationConfig(
+                max_tokens=budget,
+                temperature=config.temperature,
+                top_p=config.top_p,
+                stop=episode.stop,
+                seed=self._turn_seed(episode),
+            )
+            started = time.perf_counter()
+            try:
+                generation = await asyncio.wait_for(
+                    self.policy.agenerate_ids(list(trajectory.token_ids), generation_config), config.generate_timeout_s
+                )
+            except TimeoutError as exc:
+                raise EpisodeFailed(f"generation timed out after {config.generate_timeout_s:g}s") from exc
+            finally:
+                self._add_time(trajectory, "generate", started)
+            if generation.finish_reason == "error":
+                raise EpisodeFailed("the backend returned an error")
+            if not generation.token_ids or len(generation.token_ids) != len(generation.logprobs):
+                raise EpisodeFailed(
+                    "the backend returned no token ids/logprobs; token-level rollouts need them "
+                    "(TransformersBackend, or a vLLM server with return_tokens_as_token_ids)"
+                )
+            trajectory.append_policy(generation.token_ids, generation.logprobs)
+            trajectory.messages.append(
+                {"role": "assistant", "content": self.chat.completion_text(generation.token_ids)}
+            )
+            episode.last_generation = generation
+            self.stats["policy_tokens"] += len(generation.token_ids)
+        except Exception as exc:
+            self._fail(episode, exc)
+
+    async def _step(self, episode: _Episode) -> None:
+        """Pass the turn's text to the env and append its reply."""
+        trajectory = episode.trajectory
+        generation = episode.last_generation
+        worker = episode.worker
+        if generation is None or worker is None:  # _generate failed or truncated
+            return
+        episode.last_generation = None
+        end = len(trajectory.token_ids)
+        start = end - len(generation.token_ids)
+        try:
+            started = time.perf_counter()
+            try:
+                obs, reward, terminated, truncated, info = await asyncio.wait_for(
+                    worker.step(generation.text), self.config.step_timeout_s
+                )
+            except TimeoutError as exc:
+                raise EpisodeFailed(f"env step timed out after {self.config.step_timeout_s:g}s") from exc
+            finally:
+                self._add_time(trajectory, "env", started)
+            terminated, truncated = bool(terminated), bool(truncated)
+            if (
+                not (terminated or truncated)
+                and self.config.max_turns is not None
+                and len(trajectory.turns) + 1 >= self.config.max_turns
+            ):
+                truncated = True
+            observation_span = (end, end)
+            if not (terminated or truncated):
+                ids = self.chat.observation_ids(
+                    _text(obs), generation.token_ids, has_system=episode.has_system, role=self.config.observation_role
+                )
+                observation_span = trajectory.append_env(ids)
+                trajectory.messages.append({"role": self.config.observation_role, "content": _text(obs)})
+                self.stats["env_tokens"] += len(ids)
+            trajectory.turns.append(
+                TurnRecord(
+                    completion_span=(start, end),
+                    observation_span=observation_span,
+                    action=generation.text,
+                    finish_reason=generation.finish_reason,
+                    reward=float(reward),
+                    terminated=terminated,
+                    truncated=truncated,
+                    void_turn=bool(info.get("void_turn", False)),
+                    info=dict(info),
+                    policy_version=self.policy_version,
+                )
+            )
+            self.stats["turns"] += 1
+            if terminated or truncated:
+                episode.done = True
+        except Exception as exc:
+            self._fail(episode, exc)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _truncate(self, episode: _Episode, reason: str) -> None:
+        """End an episode the engine cut short: the last turn (if any) becomes truncated."""
+        trajectory = episode.trajectory
+        if trajectory.turns:
+            last = trajectory.turns[-1]
+            # Its observation is already in the tokens; drop it so the sequence ends with the policy.
+            if last.observation_span[1] > last.observation_span[0]:
+                cut = last.observation_span[0]
+                del trajectory.token_ids[cut:], trajectory.loss_mask[cut:], trajectory.logprobs[cut:]
+                trajectory.messages.pop()
+                last.observation_span = (cut, cut)
+            last.truncated = True
+            last.info = {**last.info, "engine_truncated": reason}
+        else:
+            self._fail(episode, EpisodeFailed(f"the first prompt leaves no room to generate ({reason})"))
+            return
+        episode.done = True
+
+    def _fail(self, episode: _Episode, exc: BaseException) -> None:
+        trajectory = episode.trajectory
+        trajectory.status = "failed"
+        reason = str(exc) if isinstance(exc, EpisodeFailed) else f"{type(exc).__name__}: {exc}"
+        trajectory.failure = reason
+        episode.done = True
+        episode.last_generation = None
+        worker, episode.worker = episode.worker, None
+        if worker is not None:
+            # The env's state is unknown after a failure (or it is still running a hung call).
+            worker.abandon()
+
+    def _finish(self, episode: _Episode, out: asyncio.Queue[Trajectory | None]) -> bool:
+        """Release the worker and emit the trajectory; True when the request must be tried again."""
+        trajectory = episode.trajectory
+        trajectory.timings["total"] = time.perf_counter() - episode.started
+        trajectory.staleness = self.policy_version - (
+            trajectory.turns[-1].policy_version if trajectory.turns else trajectory.policy_version
+        )
+        if episode.worker is not None:
+            self._idle.append(episode.worker)
+            episode.worker = None
+        if trajectory.ok:
+            self.stats["episodes"] += 1
+            self._positions[id(trajectory)] = episode.position
+            out.put_nowait(trajectory)
+            return False
+        self.stats["failed"] += 1
+        if trajectory.attempts <= self.config.retries:
+            self.stats["retried"] += 1
+            return True
+        if self.config.keep_failed:
+            self._positions[id(trajectory)] = episode.position
+            out.put_nowait(trajectory)
+        return False
+
+    async def _acquire(self) -> EnvWorker:
+        if self._idle:
+            return self._idle.pop()
+        worker = self.workers.make()
+        try:
+            await asyncio.wait_for(worker.start(), self.config.reset_timeout_s)
+        except TimeoutError as exc:
+            worker.abandon()
+            raise EpisodeFailed(f"building the env timed out after {self.config.reset_timeout_s:g}s") from exc
+        except Exception as exc:
+            worker.abandon()
+            raise EpisodeFailed(f"building the env failed: {type(exc).__name__}: {exc}") from exc
+        return worker
+
+    async def _close_idle(self) -> None:
+        workers, self._idle = self._idle, []
+        if workers:
+            await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
+
+    def _turn_seed(self, episode: _Episode) -> int | None:
+        if self.config.sampling_seed is None:
+            return None
+        t = episode.trajectory
+        key = f"{self.config.sampling_seed}:{episode.position}:{t.request.index}:{t.attempts}:{len(t.turns)}"
+        return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 1
+
+    def _add_time(self, trajectory: Trajectory, kind: str, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        trajectory.timings[kind] += elapsed
+        self.stats[f"{'generate' if kind == 'generate' else 'env'}_s"] += elapsed
+
+
+def _text(observation: Any) -> str:
+    if isinstance(observation, str):
+        return observation
+    raise EpisodeFailed(
+        f"the rollout engine needs text observations, got {type(observation).__name__}; "
+        "wrap pixel envs so that they return text, or use a multimodal pipeline"
+    )
