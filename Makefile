@@ -14,14 +14,18 @@ SYSTEM_COMMANDS := bwrap chromium
 .PHONY: demo test lint system-deps setup clean
 
 # The main job on built-in defaults: benchmark the oracle, a random agent and the ReAct agent on the
-# embedded SmolLM2 over a small sample of every registered env, into one report. Re-running resumes.
+# embedded SmolLM2 over a small sample of every registered env, into one report; then a short GRPO run
+# of a tiny model on the toy letter env, whose reward curve rises. Re-running resumes both.
 DEMO_OUT ?= runs/demo
 demo: setup
 	$(PY) -m agentrl.cli bench --suite all --agent oracle --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --suite all --agent random --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --suite all --agent react --backend smollm2 --episodes 2 --max-tokens 192 \
 	  --env-kwarg max_turns=5 --concurrency 2 --out $(DEMO_OUT)
+	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
+	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3 --resume true
 	@echo "report: $(abspath $(DEMO_OUT))/report.html"
+	@echo "GRPO reward curve: $(abspath $(DEMO_OUT))/grpo/curves.png"
 
 test: setup
 	$(VENV)/bin/ruff check agentrl tests

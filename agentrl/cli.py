@@ -71,8 +71,14 @@ def _read_turn(read_line: Callable[[], str], write: Callable[[str], Any]) -> str
         lines.append(line)
 
 
-def play(env_id: str, *, seed: int | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None,
-         **make_kwargs: Any) -> list[float]:
+def play(
+    env_id: str,
+    *,
+    seed: int | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    **make_kwargs: Any,
+) -> list[float]:
     """Let a person play a text env in the terminal; returns the reward of each finished episode."""
     import gymnasium as gym
 
@@ -165,9 +171,18 @@ def _run_bench(args: argparse.Namespace) -> int:
         agent_options["max_tokens"] = args.max_tokens
     spec = AgentSpec(args.agent, backend=args.backend, backend_options=backend_options, agent_options=agent_options)
     config = BenchConfig(
-        env_ids=env_ids, agent=spec, out=args.out, episodes=args.episodes, seeds=args.seeds, k=args.k,
-        concurrency=args.concurrency, action_timeout=args.action_timeout, env_kwargs=_parse_kwargs(args.env_kwarg),
-        retry_errors=args.retry_errors, progress=not args.no_progress, command=["agentrl", *args.argv],
+        env_ids=env_ids,
+        agent=spec,
+        out=args.out,
+        episodes=args.episodes,
+        seeds=args.seeds,
+        k=args.k,
+        concurrency=args.concurrency,
+        action_timeout=args.action_timeout,
+        env_kwargs=_parse_kwargs(args.env_kwarg),
+        retry_errors=args.retry_errors,
+        progress=not args.no_progress,
+        command=["agentrl", *args.argv],
     )
     outcome = run_bench(config)
     if outcome.ran:
@@ -211,9 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=_command_demo)
 
     bench = commands.add_parser(
-        "bench", help="benchmark an agent on envs: resumable results.jsonl, summary table, report.html",
+        "bench",
+        help="benchmark an agent on envs: resumable results.jsonl, summary table, report.html",
         description="Benchmark an agent on one or more envs. Re-running the same command resumes: episodes "
-                    "already in OUT/results.jsonl are skipped. Use --compare RUN_A RUN_B to compare two runs.")
+        "already in OUT/results.jsonl are skipped. Use --compare RUN_A RUN_B to compare two runs.",
+    )
     which = bench.add_argument_group("what to run")
     which.add_argument("--env", nargs="+", metavar="ID", help="env id(s)")
     which.add_argument("--suite", help="a named set of env ids: all, text, quick")
@@ -221,8 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--episodes", type=int, default=10, help="episodes per seed per env (default 10)")
     which.add_argument("--seeds", type=int, nargs="+", default=[0], help="base seeds (default 0)")
     which.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k (default 1)")
-    which.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE",
-                       help="gym.make keyword argument, JSON value (repeatable)")
+    which.add_argument(
+        "--env-kwarg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="gym.make keyword argument, JSON value (repeatable)",
+    )
     llm = bench.add_argument_group("agent and backend options")
     llm.add_argument("--backend", help="LLM backend: smollm2, transformers, openai")
     llm.add_argument("--model-path", help="model directory (transformers backend)")
@@ -230,18 +252,35 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--base-url", help="server URL, like http://127.0.0.1:8000/v1 (openai backend)")
     llm.add_argument("--temperature", type=float, help="sampling temperature")
     llm.add_argument("--max-tokens", type=int, help="most tokens per turn")
-    llm.add_argument("--agent-option", action="append", default=[], metavar="KEY=VALUE",
-                     help="agent constructor argument, JSON value (repeatable)")
+    llm.add_argument(
+        "--agent-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="agent constructor argument, JSON value (repeatable)",
+    )
     how = bench.add_argument_group("how to run")
     how.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once (default 1)")
-    how.add_argument("--action-timeout", type=float, default=300.0,
-                     help="seconds an agent may take per action before the episode is failed (default 300)")
+    how.add_argument(
+        "--action-timeout",
+        type=float,
+        default=300.0,
+        help="seconds an agent may take per action before the episode is failed (default 300)",
+    )
     how.add_argument("--out", default="bench-results", help="output directory (default ./bench-results)")
     how.add_argument("--retry-errors", action="store_true", help="also re-run episodes that ended in an error")
     how.add_argument("--no-progress", action="store_true", help="no progress bar")
-    bench.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
-                       help="compare two output directories (or results files) instead of running")
+    bench.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("RUN_A", "RUN_B"),
+        help="compare two output directories (or results files) instead of running",
+    )
     bench.set_defaults(run=_command_bench)
+
+    from agentrl.train.cli import add_train_parser
+
+    add_train_parser(commands)
 
     # Listed here for --help; main() hands its arguments to the server's own parser.
     commands.add_parser(
@@ -259,7 +298,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agentrl.core.errors import AgentRLError
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["serve-retriever"]:
         from agentrl.envs.search.server import main as serve_main
 
@@ -268,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     try:
         return int(args.run(args))
-    except (AgentRLError, gym.error.Error) as exc:
+    except (AgentRLError, gym.error.Error, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gymnasium as _gym
+
 from agentrl.core.registry import register_domain
 
 register_domain(
@@ -22,3 +24,9 @@ register_domain(
     description="Text-to-SQL on real SQLite databases: explore with <sql>, submit <solution>; Spider execution match.",
     tags=("text", "sql", "tools"),
 )
+
+# The trainer's toy env (agentrl.train.toy.LetterEnv): a plain Gymnasium id so that
+# `agentrl train grpo --env AgentRL/Letter-v0` works, but not a benchmark domain (no oracle,
+# nothing to measure an agent by), so it is left out of `agentrl list` and check_domain.
+if "AgentRL/Letter-v0" not in _gym.registry:
+    _gym.register("AgentRL/Letter-v0", entry_point="agentrl.train.toy:LetterEnv")

@@ -60,6 +60,7 @@ class ChatTokenizer:
         eos = tokenizer.eos_token_id
         self.stop_token_ids = frozenset(int(i) for i in stop_token_ids) | ({int(eos)} if eos is not None else set())
         self._glue_cache: dict[tuple[bool, str], tuple[str, str]] = {}
+        self._prompt_cache: dict[tuple[tuple[str, str], ...], list[int]] = {}
 
     @classmethod
     def from_pretrained(cls, path: str | PathLike[str], **kwargs: Any) -> ChatTokenizer:
@@ -107,7 +108,15 @@ class ChatTokenizer:
         """The first prompt of an episode (system and task messages plus the generation prompt)."""
         if not messages:
             raise ValueError("a prompt needs at least one message")
-        return self.encode(self.render(messages, add_generation_prompt=True))
+        # GRPO groups start from the same prompt: tokenise it once (a small cache of recent prompts).
+        key = tuple((m["role"], m["content"]) for m in messages)
+        cached = self._prompt_cache.get(key)
+        if cached is None:
+            cached = self.encode(self.render(messages, add_generation_prompt=True))
+            if len(self._prompt_cache) >= 256:
+                self._prompt_cache.pop(next(iter(self._prompt_cache)))
+            self._prompt_cache[key] = cached
+        return list(cached)
 
     def completion_text(self, completion_ids: Sequence[int]) -> str:
         """What the assistant said in a completion: its tokens without a trailing end-of-turn token."""

@@ -218,7 +218,8 @@ class RolloutEngine:
         self.stats: dict[str, float] = dict.fromkeys(
             ("episodes", "failed", "retried", "turns", "policy_tokens", "env_tokens", "generate_s", "env_s"), 0
         )
-        self._idle: list[EnvWorker] = []
+        self._idle: list[EnvWorker] = []  # started envs between episodes, kept across runs
+        self._busy: set[EnvWorker] = set()  # envs inside an episode
         self._closed = False
 
     # ------------------------------------------------------------------ public API
@@ -255,16 +256,39 @@ class RolloutEngine:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            await self._close_idle()
+            # Episodes cut off mid-way leave their envs in an unknown state: drop them.
+            busy, self._busy = self._busy, set()
+            for worker in busy:
+                worker.abandon()
 
-    def close(self) -> None:
-        """Close idle envs and the worker factory this engine made; idempotent."""
+    async def aclose(self) -> None:
+        """Close the envs (gracefully) and the worker factory this engine made; idempotent."""
         if self._closed:
             return
         self._closed = True
-        for worker in self._idle:
+        workers, self._idle = self._idle, []
+        if workers:
+            await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
+        if self._owns_workers:
+            self.workers.shutdown()
+
+    def close(self) -> None:
+        """:meth:`aclose` from synchronous code (inside a running event loop the envs are abandoned instead).
+
+        Envs are kept between :meth:`run` calls (a trainer collects every step with the same envs and
+        sandboxes), so they are closed here, not after each run.
+        """
+        if self._closed:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self.aclose())
+            return
+        self._closed = True
+        workers, self._idle = self._idle, []
+        for worker in workers:
             worker.abandon()
-        self._idle.clear()
         if self._owns_workers:
             self.workers.shutdown()
 
@@ -277,19 +301,18 @@ class RolloutEngine:
     # ------------------------------------------------------------------ schedules
 
     async def _run_async(self, requests: list[RolloutRequest], out: asyncio.Queue[Trajectory | None]) -> None:
-        pending: asyncio.Queue[tuple[int, RolloutRequest, int]] = asyncio.Queue()
+        pending: asyncio.Queue[tuple[int, RolloutRequest, int] | None] = asyncio.Queue()
         for position, request in enumerate(requests):
             pending.put_nowait((position, request, 1))
         remaining = [len(requests)]
+        slots = min(self.config.num_envs, max(len(requests), 1))
 
         async def slot() -> None:
-            while remaining[0] > 0:
-                try:
-                    position, request, attempt = pending.get_nowait()
-                except asyncio.QueueEmpty:
-                    # Another slot may still retry a request: wait for it rather than exit early.
-                    await asyncio.sleep(0.01)
-                    continue
+            while True:
+                item = await pending.get()
+                if item is None:  # every request is settled
+                    return
+                position, request, attempt = item
                 episode = await self._begin(position, request, attempt)
                 while not episode.done:
                     await self._generate(episode)
@@ -297,10 +320,14 @@ class RolloutEngine:
                         await self._step(episode)
                 if self._finish(episode, out):
                     pending.put_nowait((position, request, attempt + 1))
-                else:
-                    remaining[0] -= 1
+                    continue
+                remaining[0] -= 1
+                if remaining[0] == 0:  # wake every slot waiting for work that will not come
+                    for _ in range(slots):
+                        pending.put_nowait(None)
 
-        await asyncio.gather(*(slot() for _ in range(min(self.config.num_envs, max(len(requests), 1)))))
+        if requests:
+            await asyncio.gather(*(slot() for _ in range(slots)))
         out.put_nowait(None)
 
     async def _run_lockstep(self, requests: list[RolloutRequest], out: asyncio.Queue[Trajectory | None]) -> None:
@@ -484,6 +511,7 @@ class RolloutEngine:
         worker, episode.worker = episode.worker, None
         if worker is not None:
             # The env's state is unknown after a failure (or it is still running a hung call).
+            self._busy.discard(worker)
             worker.abandon()
 
     def _finish(self, episode: _Episode, out: asyncio.Queue[Trajectory | None]) -> bool:
@@ -494,6 +522,7 @@ class RolloutEngine:
             trajectory.turns[-1].policy_version if trajectory.turns else trajectory.policy_version
         )
         if episode.worker is not None:
+            self._busy.discard(episode.worker)
             self._idle.append(episode.worker)
             episode.worker = None
         if trajectory.ok:
@@ -512,7 +541,9 @@ class RolloutEngine:
 
     async def _acquire(self) -> EnvWorker:
         if self._idle:
-            return self._idle.pop()
+            worker = self._idle.pop()
+            self._busy.add(worker)
+            return worker
         worker = self.workers.make()
         try:
             await asyncio.wait_for(worker.start(), self.config.reset_timeout_s)
@@ -522,12 +553,8 @@ class RolloutEngine:
         except Exception as exc:
             worker.abandon()
             raise EpisodeFailed(f"building the env failed: {type(exc).__name__}: {exc}") from exc
+        self._busy.add(worker)
         return worker
-
-    async def _close_idle(self) -> None:
-        workers, self._idle = self._idle, []
-        if workers:
-            await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
 
     def _turn_seed(self, episode: _Episode) -> int | None:
         if self.config.sampling_seed is None:

@@ -242,6 +242,9 @@ def build_tiny_model(
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.generation_config = GenerationConfig(eos_token_id=stop_ids, pad_token_id=pad_id, bos_token_id=bos_id)
 
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # "Writing model shards" would clutter logs
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:

@@ -155,8 +155,9 @@ class TransformersBackend:
     decoding uses no generator.
 
     Batching: ``agenerate`` and ``generate`` put the request on one queue; a single worker thread
-    takes up to ``max_batch_size`` queued requests (waiting up to ``batch_wait_ms`` after the first
-    for more) and runs them as one batch. Every sampling setting is applied per row, so requests
+    takes up to ``max_batch_size`` queued requests (after each arrival it waits up to
+    ``batch_wait_ms`` for another, and at most ``5 * batch_wait_ms`` in all) and runs them as one
+    batch. Every sampling setting is applied per row, so requests
     with different :class:`GenerationConfig` share batches too. A row that finishes leaves the
     batch (its KV cache rows are dropped) and its caller is answered at once. ``stats`` counts
     batches, requests and tokens.
@@ -166,8 +167,8 @@ class TransformersBackend:
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... or ``"auto"`` (CUDA when available).
         dtype: ``"float32"``, ``"bfloat16"`` or ``"float16"``.
         max_batch_size: the most requests run together.
-        batch_wait_ms: how long the worker waits after the first queued request for others to
-            join its batch.
+        batch_wait_ms: how long the worker waits after a queued request for another to join its
+            batch (at most five times this after the first).
         chat_template: a Jinja chat template that replaces the tokenizer's own.
         name: a display name (the folder name by default).
 
@@ -229,6 +230,8 @@ class TransformersBackend:
 
         # The Rust tokenizer raises "Already borrowed" if two threads use it at once.
         self._tokenizer_lock = threading.Lock()
+        # Held while a batch runs and while weights are replaced, so no batch sees half an update.
+        self._model_lock = threading.Lock()
         self._lock = threading.Lock()  # guards _closed, _worker start and atomic multi-request submits
         self._queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
@@ -339,6 +342,24 @@ class TransformersBackend:
         futures = self._submit(conversations, config)
         return [f.result() for f in futures]
 
+    def load_weights(self, state_dict: dict[str, Any]) -> None:
+        """Copy new weights into the model in place (a trainer's policy update), between batches.
+
+        Keys are those of the model's own ``state_dict()``; every parameter and buffer must be
+        present with the same shape (a strict load), so a mismatch fails loudly instead of
+        generating from a half-updated policy.
+
+        Raises:
+            BackendError: the backend is closed.
+            RuntimeError: missing, unexpected or mis-shaped keys.
+        """
+        torch = self._torch
+        with self._model_lock:
+            if self._model is None:
+                raise BackendError(f"{self.name}: backend closed")
+            with torch.no_grad():
+                self._model.load_state_dict(state_dict, strict=True)
+
     def config(self) -> dict[str, Any]:
         """A JSON-serialisable description for result files."""
         return {
@@ -434,7 +455,11 @@ class TransformersBackend:
                 return
             batch = [first]
             stop_after = False
-            deadline = time.monotonic() + self.batch_wait_ms / 1000.0
+            # Collect while requests keep coming: each arrival extends the wait by batch_wait_ms (a
+            # rollout's episodes ask a fraction of a millisecond apart), up to 5x that in total.
+            wait = self.batch_wait_ms / 1000.0
+            cap = time.monotonic() + 5 * wait
+            deadline = min(time.monotonic() + wait, cap)
             while len(batch) < self.max_batch_size:
                 remaining = deadline - time.monotonic()
                 try:
@@ -445,11 +470,13 @@ class TransformersBackend:
                     stop_after = True
                     break
                 batch.append(item)
+                deadline = min(time.monotonic() + wait, cap)
             # Skip requests whose callers gave up (cancelled) before the batch started.
             batch = [r for r in batch if r.future.set_running_or_notify_cancel()]
             if batch:
                 try:
-                    self._run_batch(batch)
+                    with self._model_lock:
+                        self._run_batch(batch)
                 except BaseException as exc:
                     error = BackendError(f"{self.name}: generation failed: {type(exc).__name__}: {exc}")
                     error.__cause__ = exc
