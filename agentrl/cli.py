@@ -1,4 +1,4 @@
-"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``.
+"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``.
 
 >>> main(["list"])  # doctest: +ELLIPSIS
 AgentRL/...
@@ -42,6 +42,12 @@ def _command_list(args: argparse.Namespace) -> int:
     width = max(len(spec.env_id) for spec in specs)
     for spec in specs:
         print(f"{spec.env_id:<{width}}  {spec.description}")
+    from agentrl.envs.multiagent import MULTIAGENT_ENVS
+
+    print("\nMulti-agent envs (PettingZoo; agentrl.envs.multiagent.<name>.env(); `agentrl league --env NAME`):")
+    width = max(len(name) for name in MULTIAGENT_ENVS)
+    for name, (kind, description) in sorted(MULTIAGENT_ENVS.items()):
+        print(f"{name:<{width}}  {kind:<8}  {description}")
     return 0
 
 
@@ -196,6 +202,79 @@ def _run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_league(args: argparse.Namespace) -> int:
+    from agentrl.bench.multiagent import format_league_table, run_league
+
+    players = [name.strip() for name in args.players.split(",") if name.strip()]
+    builder = None
+    agent = None
+    if args.agent:
+        from agentrl.agents.registry import AgentSpec
+
+        backend_options = {key: getattr(args, key) for key in ("model_path", "model", "base_url")
+                           if getattr(args, key) is not None}  # fmt: skip
+        agent_options = _parse_kwargs(args.agent_option)
+        if args.temperature is not None:
+            agent_options["temperature"] = args.temperature
+        if args.max_tokens is not None:
+            agent_options["max_tokens"] = args.max_tokens
+        spec = AgentSpec(args.agent, backend=args.backend, backend_options=backend_options, agent_options=agent_options)
+        builder = spec.build()
+        seed = args.seed
+
+        def agent() -> Any:
+            return builder(seed=seed)
+
+    def progress(record: Any) -> None:
+        if args.verbose:
+            seats = " vs ".join(record.seats.values())
+            results = ", ".join(f"{record.seats[s]} {r}" for s, r in record.results.items())
+            print(f"game {record.seed}: {seats}: {results} ({record.reason}; {record.moves} moves)")
+
+    try:
+        result = run_league(
+            args.env,
+            players,
+            games=args.games,
+            seed=args.seed,
+            agent=agent,
+            agent_name=args.agent_name,
+            env_kwargs=_parse_kwargs(args.env_kwarg),
+            k=args.elo_k,
+            out=args.out,
+            on_game=progress,
+            transcript=args.transcript,
+        )
+    finally:
+        if builder is not None:
+            builder.close()
+    errors = sum(len(record.errors) for record in result.records)
+    invalid = sum(sum(record.invalid_moves.values()) for record in result.records)
+    print(f"{args.env}: {len(result.records)} games in {result.wall_s:.1f} s "
+          f"({args.games} per pair per seat order); {invalid} invalid moves, {errors} player errors\n")  # fmt: skip
+    print(format_league_table(result.table))
+    if result.out is not None:
+        print(f"\nresults: {result.out / 'games.jsonl'} and {result.out / 'league.json'}")
+    return 0
+
+
+def _add_backend_options(group: Any) -> None:
+    """The options that build an agent's LLM backend (shared by ``bench`` and ``league``)."""
+    group.add_argument("--backend", help="LLM backend: smollm2, transformers, openai")
+    group.add_argument("--model-path", help="model directory (transformers backend)")
+    group.add_argument("--model", help="model name (openai backend)")
+    group.add_argument("--base-url", help="server URL, like http://127.0.0.1:8000/v1 (openai backend)")
+    group.add_argument("--temperature", type=float, help="sampling temperature")
+    group.add_argument("--max-tokens", type=int, help="most tokens per turn")
+    group.add_argument(
+        "--agent-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="agent constructor argument, JSON value (repeatable)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentrl`` command."""
     import agentrl
@@ -246,19 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="gym.make keyword argument, JSON value (repeatable)",
     )
     llm = bench.add_argument_group("agent and backend options")
-    llm.add_argument("--backend", help="LLM backend: smollm2, transformers, openai")
-    llm.add_argument("--model-path", help="model directory (transformers backend)")
-    llm.add_argument("--model", help="model name (openai backend)")
-    llm.add_argument("--base-url", help="server URL, like http://127.0.0.1:8000/v1 (openai backend)")
-    llm.add_argument("--temperature", type=float, help="sampling temperature")
-    llm.add_argument("--max-tokens", type=int, help="most tokens per turn")
-    llm.add_argument(
-        "--agent-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="agent constructor argument, JSON value (repeatable)",
-    )
+    _add_backend_options(llm)
     how = bench.add_argument_group("how to run")
     how.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once (default 1)")
     how.add_argument(
@@ -277,6 +344,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare two output directories (or results files) instead of running",
     )
     bench.set_defaults(run=_command_bench)
+
+    league = commands.add_parser(
+        "league",
+        help="round robin of players on a turn-based multi-agent game; Elo and win/draw/loss table",
+        description="Every pair of players plays --games games in each seat order; prints Elo and win/draw/loss "
+        "rates with 95%% Wilson intervals. Add an LLM agent with --agent react --backend smollm2.",
+    )
+    league.add_argument(
+        "--env", default="tictactoe_v0", help="a turn-based game from `agentrl list` (default tictactoe_v0)"
+    )
+    league.add_argument(
+        "--players",
+        default="random,scripted,minimax",
+        help="comma-separated built-in players: random, scripted, minimax, or package.module:Class "
+        "(default random,scripted,minimax)",
+    )
+    league.add_argument("--games", type=int, default=20, help="games per pair per seat order (default 20)")
+    league.add_argument("--seed", type=int, default=0, help="game i is seeded SEED+i (default 0)")
+    league.add_argument("--out", help="directory for games.jsonl and league.json")
+    league.add_argument("--elo-k", type=float, default=16.0, help="Elo K factor (default 16)")
+    league.add_argument(
+        "--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="the game's env() argument (repeatable)"
+    )
+    league.add_argument("--transcript", action="store_true", help="keep every move's text in games.jsonl")
+    league.add_argument("--verbose", "-v", action="store_true", help="print each game's result")
+    agent_group = league.add_argument_group(
+        "an agent to add to the league (built as `agentrl bench --agent` builds it)"
+    )
+    agent_group.add_argument("--agent", help="oracle, random, react, or an import path package.module:Class")
+    agent_group.add_argument("--agent-name", help="the agent's name in the table (default: the agent's name)")
+    _add_backend_options(agent_group)
+    league.set_defaults(run=_command_league)
 
     from agentrl.train.cli import add_train_parser
 

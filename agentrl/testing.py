@@ -19,7 +19,7 @@ from gymnasium.utils.env_checker import check_env
 from agentrl.core.env import INFO_KEYS, AgentEnv
 from agentrl.core.errors import AgentRLError, ResetNeeded
 
-__all__ = ["DomainCheckError", "check_domain"]
+__all__ = ["DomainCheckError", "check_domain", "check_multiagent_env"]
 
 GARBAGE_ANSWER = "zq-garbage-answer-7f3a"
 
@@ -183,9 +183,7 @@ def _check_budget(env: gym.Env, seed: int, env_id: str) -> None:
                 return
             raise DomainCheckError(f"{env_id}: a malformed action terminated the episode at turn {turn}")
         if truncated != (turn == base.max_turns):
-            raise DomainCheckError(
-                f"{env_id}: truncated={truncated} at turn {turn} of a {base.max_turns}-turn budget"
-            )
+            raise DomainCheckError(f"{env_id}: truncated={truncated} at turn {turn} of a {base.max_turns}-turn budget")
     if info["done_reason"] != "max_turns" or info["turns_left"] != 0:
         raise DomainCheckError(f"{env_id}: after the budget, expected done_reason 'max_turns', got {info}")
     try:
@@ -193,3 +191,143 @@ def _check_budget(env: gym.Env, seed: int, env_id: str) -> None:
     except ResetNeeded:
         return
     raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
+
+
+# ---------------------------------------------------------------------- multi-agent envs
+
+#: Actions every multi-agent text env must survive: each is an invalid move or an error
+#: observation, never a crash.
+BAD_ACTIONS: tuple[Any, ...] = (None, 123, "", "garbage", "[", "]]]", "\x00" * 10, "x" * 5000, b"bytes")
+
+
+def check_multiagent_env(env_fn: Any, *, seeds: Sequence[int] = (0, 1), num_cycles: int = 50) -> None:
+    """The checks every AgentRL multi-agent env passes (CI runs them over every one).
+
+    * PettingZoo's own API test (``api_test`` for AEC envs, ``parallel_api_test`` for parallel ones)
+      and its seed test;
+    * seeded determinism of a whole game played with a fixed policy (the first legal move, or a
+      fixed text), on two envs;
+    * bad actions (``None``, numbers, empty, garbage, huge, bytes) are invalid moves counted in
+      ``info["invalid_moves"]`` (AEC) or error observations (parallel), never exceptions; the game
+      still ends;
+    * an action from an agent that is not due changes nothing (AEC ``step_for``);
+    * ``close()`` twice.
+
+    Args:
+        env_fn: a zero-argument callable that builds the env (``tictactoe_v0.env``).
+        seeds: seeds for the determinism checks.
+        num_cycles: cycles for PettingZoo's tests.
+
+    Raises:
+        DomainCheckError: naming the check that failed.
+    """
+    import warnings
+
+    from pettingzoo import AECEnv, ParallelEnv
+    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+    probe = env_fn()
+    try:
+        name = probe.metadata.get("name", type(probe).__name__)
+        with warnings.catch_warnings():
+            # PettingZoo warns that text observations/spaces are not Box/Discrete: expected here.
+            warnings.simplefilter("ignore", UserWarning)
+            if isinstance(probe, AECEnv):
+                api_test(probe, num_cycles=num_cycles)
+                seed_test(env_fn, num_cycles=num_cycles)
+            elif isinstance(probe, ParallelEnv):
+                parallel_api_test(probe, num_cycles=num_cycles)
+                parallel_seed_test(env_fn, num_cycles=num_cycles)
+            else:
+                raise DomainCheckError(
+                    f"{name}: expected a PettingZoo AECEnv or ParallelEnv, got {type(probe).__name__}"
+                )
+    finally:
+        probe.close()
+    for seed in seeds:
+        first, second = _ma_game(env_fn, seed), _ma_game(env_fn, seed)
+        if first != second:
+            raise DomainCheckError(f"{name}: two games with seed {seed} and the same moves differ")
+    _ma_bad_actions(env_fn, name)
+    env = env_fn()
+    env.close()
+    env.close()
+
+
+def _ma_policy(observation: Any, info: Mapping[str, Any]) -> str:
+    legal = info.get("legal_moves") or []
+    return str(legal[0]) if legal else "[0]"
+
+
+def _ma_game(env_fn: Any, seed: int, max_steps: int = 500) -> list[Any]:
+    """A transcript of one game played by ``_ma_policy`` for every agent."""
+    from pettingzoo import AECEnv
+
+    env = env_fn()
+    transcript: list[Any] = []
+    try:
+        if isinstance(env, AECEnv):
+            env.reset(seed=seed)
+            for step, agent in enumerate(env.agent_iter()):
+                observation, reward, terminated, truncated, info = env.last()
+                transcript.append((agent, str(observation), float(reward), terminated, truncated))
+                env.step(None if terminated or truncated else _ma_policy(observation, info))
+                if step >= max_steps:
+                    raise DomainCheckError(f"a game did not end within {max_steps} steps")
+        else:
+            observations, infos = env.reset(seed=seed)
+            for _ in range(max_steps):
+                if not env.agents:
+                    break
+                actions = {a: _ma_policy(observations[a], infos.get(a, {})) for a in env.agents}
+                observations, rewards, terms, truncs, infos = env.step(actions)
+                transcript.append(
+                    (sorted((a, str(o)) for a, o in observations.items()), sorted(rewards.items()),
+                     sorted(terms.items()), sorted(truncs.items()))
+                )  # fmt: skip
+    finally:
+        env.close()
+    return transcript
+
+
+def _ma_bad_actions(env_fn: Any, name: str) -> None:
+    from pettingzoo import AECEnv
+
+    for bad in BAD_ACTIONS:
+        env = env_fn()
+        try:
+            if isinstance(env, AECEnv):
+                env.reset(seed=0)
+                due = env.agent_selection
+                others = [a for a in env.agents if a != due]
+                if others and hasattr(env, "step_for"):
+                    before = str(env.observe(due))
+                    if env.step_for(others[0], "[1]") or str(env.observe(due)) != before:
+                        raise DomainCheckError(f"{name}: an action from {others[0]}, not due, changed the game")
+                    if not env.infos[others[0]].get("ignored_actions"):
+                        raise DomainCheckError(f"{name}: an action from an agent not due was not logged in its info")
+                steps, counted = 0, False
+                for _agent in env.agent_iter():
+                    _, _, terminated, truncated, _ = env.last()
+                    env.step(None if terminated or truncated else bad)
+                    # (read before the agents' final dead steps remove their infos)
+                    counted = counted or any(info.get("invalid_moves") for info in env.infos.values())
+                    steps += 1
+                    if steps > 100:
+                        raise DomainCheckError(f"{name}: repeated invalid moves ({bad!r}) did not end the game")
+                if not counted:
+                    raise DomainCheckError(f"{name}: the bad action {bad!r} was not counted in info['invalid_moves']")
+            else:
+                env.reset(seed=0)
+                steps = 0
+                while env.agents and steps < 100:
+                    env.step(dict.fromkeys(env.agents, bad))
+                    steps += 1
+                if env.agents:
+                    raise DomainCheckError(f"{name}: repeated bad actions ({bad!r}) did not end the episode")
+        except DomainCheckError:
+            raise
+        except Exception as exc:
+            raise DomainCheckError(f"{name}: the action {bad!r} crashed the env: {type(exc).__name__}: {exc}") from exc
+        finally:
+            env.close()

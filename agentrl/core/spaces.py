@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["UnicodeText", "rgb_image_space"]
+__all__ = ["TextObservation", "UnicodeText", "rgb_image_space"]
 
 _SAMPLE_CHARSET = string.printable
 
@@ -69,3 +69,18 @@ def rgb_image_space(height: int, width: int) -> spaces.Box:
     (720, 1280, 3)
     """
     return spaces.Box(low=0, high=255, shape=(height, width, 3), dtype=np.uint8)
+
+
+class TextObservation(str):
+    """A ``str`` that also carries the ``dtype`` of :class:`UnicodeText` spaces.
+
+    It behaves as the plain string it is; the one extra attribute lets checkers that compare an
+    observation's ``dtype`` with its space's (PettingZoo's AEC ``api_test``) accept text.
+
+    >>> obs = TextObservation("Your move.")
+    >>> obs == "Your move.", obs.dtype == UnicodeText(10).dtype
+    (True, True)
+    """
+
+    __slots__ = ()
+    dtype = np.dtype(str)

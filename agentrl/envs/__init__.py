@@ -30,3 +30,17 @@ register_domain(
 # nothing to measure an agent by), so it is left out of `agentrl list` and check_domain.
 if "AgentRL/Letter-v0" not in _gym.registry:
     _gym.register("AgentRL/Letter-v0", entry_point="agentrl.train.toy:LetterEnv")
+
+# Single-agent views of the competitive multi-agent games (agentrl.envs.multiagent.single_agent):
+# one learner seat against a built-in opponent, so `agentrl bench`, the trainers and any Gymnasium
+# tool work on them unchanged. Reward +1/-1/0 at the end: the mean return is win rate - loss rate.
+for _game in ("tictactoe", "connect_four", "nim", "kuhn_poker", "negotiation"):
+    for _opponent in ("random", "scripted", "best"):
+        _id = f"AgentRL-MA/{_game}-vs-{_opponent}-v0"
+        if _id not in _gym.registry:
+            _gym.register(
+                _id,
+                entry_point="agentrl.envs.multiagent.single_agent:make_single_agent",
+                kwargs={"name": f"{_game}_v0", "opponent": _opponent, "learner_seat": "alternate"},
+                disable_env_checker=True,
+            )

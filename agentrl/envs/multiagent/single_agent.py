@@ -1,0 +1,303 @@
+"""One seat of a turn-based multi-agent text game as a single-agent Gymnasium env.
+
+:class:`SingleAgentEnv` puts a learner in one seat of a PettingZoo AEC text game
+(:class:`~agentrl.envs.multiagent.base.TextGameEnv`) and plays every other seat with fixed
+opponents, so any single-agent tool (``agentrl bench``, trainers, ``check_env``) can use the game:
+
+* ``reset`` starts a game and plays the opponents until it is the learner's turn;
+* ``step(action)`` plays the learner's move (text), then the opponents' moves;
+* the reward is the learner's (+1 win, -1 loss, 0 draw at the end; 0 before);
+* ``terminated`` at the end of the game, ``truncated`` when the env's turn budget runs out;
+* ``info`` has ``seat``, ``legal_moves``, ``invalid_moves``, ``outcome`` (``None`` until the end),
+  ``warning``, ``turn``, ``opponent_moves`` (this step's) and ``opponent_errors``.
+
+LLM agents read ``env.unwrapped.system_prompt`` (the game's rules) and ``metadata["stop_sequences"]``
+(none). Opponents are agents bound to a :class:`~agentrl.envs.multiagent.league.PlayerView` of their
+seat, exactly as in :func:`~agentrl.envs.multiagent.league.play_game`.
+
+>>> env = make_single_agent("tictactoe_v0", opponent="minimax")
+>>> observation, info = env.reset(seed=0)
+>>> info["seat"], info["legal_moves"][:3]
+('player_0', ['[1]', '[2]', '[3]'])
+>>> observation, reward, terminated, truncated, info = env.step("[5]")
+>>> reward, terminated
+(0.0, False)
+
+Gymnasium ids are opt-in: :func:`register_single_agent_ids` registers
+``AgentRL-MA/<game>-vs-<opponent>-v0`` (for example ``AgentRL-MA/tictactoe-vs-minimax-v0``) for
+``gymnasium.make``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import gymnasium as gym
+
+from agentrl.core.spaces import UnicodeText
+from agentrl.envs.multiagent.league import PlayerView, game_rules_text, make_player, seed_player
+
+__all__ = ["SingleAgentEnv", "make_single_agent", "register_single_agent_ids"]
+
+_SEAT_MODES = ("alternate", "random")
+
+
+class SingleAgentEnv(gym.Env):
+    """A learner's seat of an AEC text game against fixed opponents.
+
+    Args:
+        env: the AEC env, a function making it (``tictactoe_v0.env``), or a name from
+            ``MULTIAGENT_ENVS`` (``"tictactoe_v0"``; ``env_kwargs`` go to its ``env()``).
+        opponent: one player for every other seat, a dict ``seat -> player``, or a player name
+            (``"random"``, ``"scripted"``, ``"minimax"``, ``"module:Class"``; see
+            :func:`~agentrl.envs.multiagent.league.make_player`).
+        learner_seat: a seat name (``"player_0"``), ``"alternate"`` (seats in turn: a reset with seed
+            ``s`` takes seat ``s mod n``, an unseeded reset the seat after the previous one) or
+            ``"random"`` (a seat drawn from the env's RNG at each reset). ``reset(options={"seat": ...})``
+            overrides it for one game.
+        env_kwargs: keyword arguments for the env when it is given by name.
+        render_mode: ``"ansi"`` (``render()`` returns the board) or ``None``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "stop_sequences": ()}
+
+    def __init__(
+        self,
+        env: Any,
+        opponent: Any = "random",
+        *,
+        learner_seat: str = "player_0",
+        env_kwargs: Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.aec = _make_aec(env, env_kwargs)
+        self.seats = list(self.aec.possible_agents)
+        if learner_seat not in (*self.seats, *_SEAT_MODES):
+            raise ValueError(f"learner_seat must be one of {[*self.seats, *_SEAT_MODES]}, got {learner_seat!r}")
+        self.learner_seat = learner_seat
+        self.opponents = self._opponents(opponent)
+        self.seat = self.seats[0] if learner_seat in _SEAT_MODES else learner_seat
+        self.observation_space = self.aec.observation_space(self.seat)
+        self.action_space = self.aec.action_space(self.seat)
+        if not isinstance(self.observation_space, UnicodeText):  # every TextGameEnv has text spaces
+            raise TypeError(f"expected a text game with UnicodeText spaces, got {self.observation_space!r}")
+        name = str(self.aec.metadata.get("name", "game"))
+        self.metadata = {**self.metadata, "name": name}
+        self._resets = 0
+        self._running = False
+        self._pending_reward = 0.0
+
+    # -- opponents -------------------------------------------------------------------------------
+    def _opponents(self, opponent: Any) -> dict[str, Any]:
+        """Seat -> player for every seat (the learner's seat is skipped at play time)."""
+        if isinstance(opponent, Mapping):
+            unknown = [s for s in opponent if s not in self.seats]
+            if unknown:
+                raise ValueError(f"unknown seats {unknown}; the env's seats are {self.seats}")
+            table = {seat: _resolve(player) for seat, player in opponent.items()}
+            if self.learner_seat in _SEAT_MODES:
+                missing = [s for s in self.seats if s not in table]
+                if missing:
+                    raise ValueError(
+                        f"with learner_seat={self.learner_seat!r} every seat needs an opponent; no {missing}"
+                    )
+            else:
+                missing = [s for s in self.seats if s != self.learner_seat and s not in table]
+                if missing:
+                    raise ValueError(f"no opponent for seats {missing}")
+            return table
+        if isinstance(opponent, str):
+            return {seat: make_player(opponent) for seat in self.seats}
+        return dict.fromkeys(self.seats, opponent)
+
+    @property
+    def system_prompt(self) -> str:
+        """The game's rules (LLM agents read ``env.unwrapped.system_prompt``)."""
+        return game_rules_text(self.aec)
+
+    # -- the Gymnasium API ---------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start a game, pick the learner's seat and play the opponents up to the learner's turn."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self._resets = seed  # "alternate": seed s plays seat s mod n, so seeded resets replay exactly
+        options = options or {}
+        if "seat" in options:
+            if options["seat"] not in self.seats:
+                raise ValueError(f"options['seat'] must be one of {self.seats}, got {options['seat']!r}")
+            self.seat = options["seat"]
+        elif self.learner_seat == "alternate":
+            self.seat = self.seats[self._resets % len(self.seats)]
+        elif self.learner_seat == "random":
+            self.seat = self.seats[int(self.np_random.integers(len(self.seats)))]
+        else:
+            self.seat = self.learner_seat
+        self._resets += 1
+        game_seed = int(self.np_random.integers(2**31 - 1))
+        self.aec.reset(seed=game_seed)
+        seeded = set()
+        for index, seat in enumerate(self.seats):
+            player = self.opponents.get(seat)
+            if seat == self.seat or player is None:
+                continue
+            if id(player) not in seeded:
+                seed_player(player, game_seed + index + 1)
+                seeded.add(id(player))
+            bind = getattr(player, "bind", None)
+            if callable(bind):
+                bind(PlayerView(self.aec, seat))
+            reset = getattr(player, "reset", None)
+            if callable(reset):
+                reset(dict(self.aec.infos.get(seat, {})))
+        self._running = True
+        # The learner's reward from the opponents' opening moves (non-zero only when an opponent
+        # ends the game before the learner moves, e.g. by two invalid moves): paid by the next step.
+        self._pending_reward, moves, errors = self._play_opponents()
+        observation, info = self._observe(moves, errors)
+        return observation, info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Play the learner's move, then the opponents' moves until the learner's turn or the end."""
+        if not self._running:
+            raise RuntimeError("the game is over (or was never started): call reset()")
+        aec = self.aec
+        reward, self._pending_reward = self._pending_reward, 0.0
+        if self._over():  # the opponents ended the game before the learner's first move
+            self._running = False
+            observation, info = self._observe([], [])
+            return observation, reward, bool(aec.terminations.get(self.seat)), not aec.terminations.get(self.seat), info
+        aec.step(action)
+        reward += float(aec.rewards.get(self.seat, 0.0))
+        more, moves, errors = self._play_opponents()
+        reward += more
+        observation, info = self._observe(moves, errors)
+        terminated = bool(aec.terminations.get(self.seat, False))
+        truncated = bool(aec.truncations.get(self.seat, False)) and not terminated
+        if terminated or truncated:
+            self._running = False
+        return observation, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        """The game as text (``ansi``); nothing without a render mode."""
+        if self.render_mode == "ansi":
+            return self.aec.render()
+        return None
+
+    def close(self) -> None:
+        """Close the AEC env; safe to call twice."""
+        self.aec.close()
+
+    # -- internals -------------------------------------------------------------------------------
+    def _over(self) -> bool:
+        aec = self.aec
+        return bool(aec.terminations.get(self.seat, True) or aec.truncations.get(self.seat, True))
+
+    def _play_opponents(self) -> tuple[float, list[dict[str, Any]], list[dict[str, Any]]]:
+        """Opponents' moves until the learner is due; the learner's reward from them, the moves, errors."""
+        aec = self.aec
+        reward = 0.0
+        moves: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
+        guard = 0
+        while not self._over() and aec.agent_selection != self.seat:
+            seat = aec.agent_selection
+            player = self.opponents[seat]
+            try:
+                action = player.act(aec.observe(seat), aec.infos[seat])
+            except Exception as exc:  # an opponent's bug is its invalid move
+                errors.append({"seat": seat, "error": f"{type(exc).__name__}: {exc}"})
+                action = None
+            moves.append({"seat": seat, "action": action if isinstance(action, str) else repr(action)})
+            aec.step(action)
+            reward += float(aec.rewards.get(self.seat, 0.0))
+            guard += 1
+            if guard > 100_000:
+                raise RuntimeError("opponents made 100000 moves without the learner's turn coming")
+        return reward, moves, errors
+
+    def _observe(self, moves: list[dict[str, Any]], errors: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        aec = self.aec
+        info_in = aec.infos.get(self.seat, {})
+        outcome = info_in.get("outcome")
+        info = {
+            "seat": self.seat,
+            "legal_moves": list(info_in.get("legal_moves", [])),
+            "invalid_moves": int(info_in.get("invalid_moves", 0)),
+            "outcome": outcome,
+            "result": (outcome or {}).get("result", {}).get(self.seat) if outcome else None,
+            "warning": info_in.get("warning"),
+            "turn": int(info_in.get("turn", 0)),
+            "opponent_moves": moves,
+            "opponent_errors": errors,
+        }
+        return str(aec.observe(self.seat)), info
+
+
+def _resolve(player: Any) -> Any:
+    return make_player(player) if isinstance(player, str) else player
+
+
+def _make_aec(env: Any, env_kwargs: Mapping[str, Any] | None) -> Any:
+    if isinstance(env, str):
+        from agentrl.envs.multiagent import MULTIAGENT_ENVS, load
+
+        kind = MULTIAGENT_ENVS.get(env, ("aec", ""))[0]
+        if kind != "aec":
+            raise ValueError(f"{env} is a {kind} env; a single-agent seat needs a turn-based (aec) game")
+        return load(env).env(**dict(env_kwargs or {}))
+    if env_kwargs:
+        raise ValueError("env_kwargs apply only to an env given by name")
+    made = env() if callable(env) else env
+    if not hasattr(made, "possible_agents") or not hasattr(made, "agent_iter"):
+        raise TypeError(f"expected a PettingZoo AEC env, got {type(made).__name__}")
+    return made
+
+
+def make_single_agent(
+    name: str,
+    opponent: Any = "minimax",
+    *,
+    learner_seat: str = "player_0",
+    render_mode: str | None = None,
+    **env_kwargs: Any,
+) -> SingleAgentEnv:
+    """A :class:`SingleAgentEnv` for a game by name: ``make_single_agent("tictactoe_v0", "minimax")``.
+
+    ``env_kwargs`` go to the game's ``env()`` (``max_turns``, ``random_first``, ...).
+    """
+    return SingleAgentEnv(name, opponent, learner_seat=learner_seat, env_kwargs=env_kwargs, render_mode=render_mode)
+
+
+def register_single_agent_ids(
+    names: Iterable[str] | None = None, opponents: Iterable[str] = ("random", "scripted", "minimax")
+) -> list[str]:
+    """Register ``AgentRL-MA/<game>-vs-<opponent>-v0`` Gymnasium ids; returns them.
+
+    ``names`` default to every turn-based game in ``MULTIAGENT_ENVS``; ``<game>`` drops the
+    ``_v0`` suffix (``tictactoe_v0`` -> ``AgentRL-MA/tictactoe-vs-minimax-v0``). Registering again
+    is harmless. Nothing is registered on import.
+    """
+    from agentrl.envs.multiagent import MULTIAGENT_ENVS
+
+    chosen = list(names) if names is not None else [n for n, (kind, _) in MULTIAGENT_ENVS.items() if kind == "aec"]
+    ids = []
+    for name in chosen:
+        base = name.rsplit("_v", 1)[0]
+        for opponent in opponents:
+            env_id = f"AgentRL-MA/{base}-vs-{opponent.replace(':', '.')}-v0"
+            if env_id not in gym.registry:
+                gym.register(
+                    id=env_id,
+                    entry_point=_ENTRY_POINT,
+                    kwargs={"name": name, "opponent": opponent},
+                    disable_env_checker=True,
+                )
+            ids.append(env_id)
+    return ids
+
+
+_ENTRY_POINT = "agentrl.envs.multiagent.single_agent:make_single_agent"
