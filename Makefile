@@ -28,11 +28,11 @@ demo: setup
 	@echo "GRPO reward curve: $(abspath $(DEMO_OUT))/grpo/curves.png"
 
 test: setup
-	$(VENV)/bin/ruff check agentrl tests
+	$(VENV)/bin/ruff check agentrl tests examples
 	$(PY) -m pytest -q
 
 lint: setup
-	$(VENV)/bin/ruff check agentrl tests
+	$(VENV)/bin/ruff check agentrl tests examples
 
 setup: system-deps $(STAMP)
 

@@ -1,4 +1,4 @@
-"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``.
+"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``, ``serve-model``.
 
 >>> main(["list"])  # doctest: +ELLIPSIS
 AgentRL/...
@@ -387,6 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve a Search-v0 retrieval index over HTTP on 127.0.0.1 (options: agentrl serve-retriever --help)",
         add_help=False,
     )
+    commands.add_parser(
+        "serve-model",
+        help="serve tiny, smollm2 or a model folder over an OpenAI-compatible API on 127.0.0.1 "
+        "(options: agentrl serve-model --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -401,6 +407,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentrl.envs.search.server import main as serve_main
 
         return int(serve_main(argv[1:]) or 0)
+    if argv[:1] == ["serve-model"]:
+        from agentrl.agents.backends.server import main as serve_model_main
+
+        return int(serve_model_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:

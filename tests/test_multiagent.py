@@ -125,17 +125,3 @@ def test_bench_runs_on_a_single_agent_view(tmp_path) -> None:
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and all(row["reward"] == -1.0 for row in rows)  # garbage loses
 
-
-def test_readme_multiagent_snippet_runs() -> None:
-    import re
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", readme[readme.index("## Multi-agent") :], re.S)
-    assert code is not None
-    done = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, timeout=120, cwd=root)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "'result'" in done.stdout

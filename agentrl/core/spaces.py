@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import utils as _vector_utils
 
 __all__ = ["TextObservation", "UnicodeText", "rgb_image_space"]
 
@@ -84,3 +85,15 @@ class TextObservation(str):
 
     __slots__ = ()
     dtype = np.dtype(str)
+
+
+def _refuse_shared_memory(space: UnicodeText, n: int = 1, ctx: Any = None) -> Any:
+    raise TypeError(
+        "text observations cannot live in AsyncVectorEnv's shared memory (gymnasium would encode them "
+        'as character indices and hand back strings of "0"); pass vector_kwargs={"shared_memory": False} '
+        "to gym.make_vec, or shared_memory=False to AsyncVectorEnv"
+    )
+
+
+# Fail loudly instead of silently corrupting text in async vector envs with shared memory.
+_vector_utils.create_shared_memory.register(UnicodeText)(_refuse_shared_memory)

@@ -8,7 +8,7 @@ opponents, so any single-agent tool (``agentrl bench``, trainers, ``check_env``)
 * ``step(action)`` plays the learner's move (text), then the opponents' moves;
 * the reward is the learner's (+1 win, -1 loss, 0 draw at the end; 0 before);
 * ``terminated`` at the end of the game, ``truncated`` when the env's turn budget runs out;
-* ``info`` has ``seat``, ``legal_moves``, ``invalid_moves``, ``outcome`` (``None`` until the end),
+* ``info`` has ``seat``, ``legal_moves``, ``invalid_moves``, ``outcome`` (``{}`` until the end),
   ``warning``, ``turn``, ``opponent_moves`` (this step's) and ``opponent_errors``.
 
 LLM agents read ``env.unwrapped.system_prompt`` (the game's rules) and ``metadata["stop_sequences"]``
@@ -227,7 +227,7 @@ class SingleAgentEnv(gym.Env):
             "seat": self.seat,
             "legal_moves": list(info_in.get("legal_moves", [])),
             "invalid_moves": int(info_in.get("invalid_moves", 0)),
-            "outcome": outcome,
+            "outcome": dict(outcome) if outcome else {},  # always a dict: vector envs batch infos by type
             "result": (outcome or {}).get("result", {}).get(self.seat) if outcome else None,
             "warning": info_in.get("warning"),
             "turn": int(info_in.get("turn", 0)),

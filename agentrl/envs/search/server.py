@@ -14,11 +14,8 @@ Non-loopback hosts are refused unless ``--allow-remote`` is given (the server ha
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import sys
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentrl.core.serving import ServerHandle, is_loopback, start_server_thread
 from agentrl.envs.search.retrieval import Retriever, get_retriever
 
 __all__ = [
@@ -110,48 +108,6 @@ def create_app(retriever: Retriever, kind: str | None = None) -> Any:
         return {"results": [[h.to_dict() for h in row] for row in results]}  # type: ignore[attr-defined]
 
     return app
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address or ``localhost``."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-@dataclass
-class ServerHandle:
-    """A uvicorn server running in a daemon thread (tests, benchmarks)."""
-
-    server: Any
-    thread: threading.Thread
-    url: str
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Ask the server to exit and wait for its thread."""
-        self.server.should_exit = True
-        self.thread.join(timeout_s)
-
-
-def start_server_thread(app: Any, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10.0) -> ServerHandle:
-    """Start ``app`` with uvicorn in a background thread; ``port=0`` picks a free port."""
-    import uvicorn
-
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="agentrl-retrieval-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout_s
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError(f"retrieval server on {host}:{port} did not start")
-        time.sleep(0.01)
-    bound = server.servers[0].sockets[0].getsockname()[1]
-    return ServerHandle(server, thread, f"http://{host}:{bound}")
 
 
 def serve(

@@ -1,0 +1,490 @@
+"""A local OpenAI-compatible server over any of our LLM backends (FastAPI + uvicorn, loopback by default).
+
+It makes a :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend` (a local
+checkpoint, the embedded SmolLM2, a tiny test model) look like a vLLM server, so that anything
+written against an OpenAI-compatible API, :class:`~agentrl.agents.backends.OpenAICompatibleBackend`
+included, can talk to it. Endpoints:
+
+* ``GET /v1/models``: the one served model (``{"object": "list", "data": [{"id": NAME, ...}]}``).
+* ``POST /v1/chat/completions``: ``messages``, ``max_tokens`` (or ``max_completion_tokens``),
+  ``temperature``, ``top_p``, ``stop``, ``seed``, ``logprobs``/``top_logprobs``; answers
+  ``choices[0].message.content``, ``finish_reason``, ``usage`` and, with ``logprobs: true``,
+  ``choices[0].logprobs.content = [{"token", "logprob", "bytes", "top_logprobs": []}, ...]``
+  (tokens are written ``"token_id:N"`` when ``return_tokens_as_token_ids`` is true, as vLLM does).
+* ``POST /v1/completions``: token-in, as vLLM: ``prompt`` is a list of token ids (a string is
+  tokenised without special tokens); answers ``choices[0].text``, ``finish_reason``, ``usage``
+  and, when ``logprobs`` is set, ``choices[0].logprobs = {"tokens", "token_logprobs",
+  "top_logprobs", "text_offset"}`` with ``"token_id:N"`` tokens when ``return_tokens_as_token_ids``
+  is true.
+* ``GET /health``: ``{"status": "ok", "model": NAME}``.
+
+The sampled tokens are exactly the backend's (its own sampling loop, its end-of-turn handling; a
+final EOS token is among the returned tokens but never in the text), and concurrent requests are
+batched by the backend's queue. Only ``n = 1`` and no streaming; ``top_logprobs`` alternatives
+are not computed (empty lists). The ``model`` field of a request is not checked. Bad requests
+get HTTP 400 with ``{"error": {"message", "type": "invalid_request_error", "param", "code"}}``.
+
+Python::
+
+    from agentrl.agents.backends import smollm2_backend
+    from agentrl.agents.backends.server import serve_model
+
+    with serve_model(smollm2_backend()) as server:  # port 0: a free port
+        print(server.base_url)  # http://127.0.0.1:PORT/v1
+
+Command line (blocks until Ctrl-C)::
+
+    agentrl serve-model --model smollm2 --port 8000
+    agentrl serve-model --model tiny
+    agentrl serve-model --model /path/to/hf-checkpoint --device cuda --dtype bfloat16
+
+The server has no authentication: non-loopback hosts are refused unless ``allow_remote=True``
+(``--allow-remote``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentrl.agents.backends.base import BackendError, Generation, GenerationConfig
+from agentrl.core.serving import ServerHandle, is_loopback, start_server_thread
+
+__all__ = [
+    "DEFAULT_PORT",
+    "ChatCompletionRequest",
+    "CompletionRequest",
+    "ModelServer",
+    "create_app",
+    "load_backend",
+    "main",
+    "serve_model",
+]
+
+DEFAULT_PORT = 8000
+"""The port of ``agentrl serve-model`` (vLLM's default)."""
+DEFAULT_CHAT_MAX_TOKENS = 256
+"""``max_tokens`` of a chat request that gives none."""
+DEFAULT_COMPLETION_MAX_TOKENS = 16
+"""``max_tokens`` of a completions request that gives none (OpenAI's and vLLM's default)."""
+
+
+class _Message(BaseModel):
+    """One chat message (``content`` may be a string or a list of ``{"type": "text", "text"}`` parts)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class _Sampling(BaseModel):
+    """The sampling fields that chat and completions requests share."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    n: int = 1
+    stream: bool = False
+    return_tokens_as_token_ids: bool = False
+
+
+class ChatCompletionRequest(_Sampling):
+    """The body of ``POST /v1/chat/completions``."""
+
+    messages: list[_Message] = Field(min_length=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    logprobs: bool = False
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+
+
+class CompletionRequest(_Sampling):
+    """The body of ``POST /v1/completions`` (``prompt``: token ids, or a string to tokenise)."""
+
+    prompt: list[int] | str
+    logprobs: int | None = Field(default=None, ge=0, le=20)
+    echo: bool = False
+
+
+class _BadRequest(Exception):
+    """A request the server refuses with HTTP 400 (``param`` names the offending field)."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+def _error_body(message: str, param: str | None = None, kind: str = "invalid_request_error") -> dict[str, Any]:
+    """An OpenAI-style error object."""
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def _stop(stop: str | list[str] | None) -> tuple[str, ...]:
+    if stop is None:
+        return ()
+    items = [stop] if isinstance(stop, str) else list(stop)
+    if len(items) > 4:
+        raise _BadRequest("at most 4 stop sequences", "stop")
+    return tuple(s for s in items if s)
+
+
+def _config(req: _Sampling, max_tokens: int | None, default_max: int) -> GenerationConfig:
+    """The :class:`GenerationConfig` of a request; :class:`_BadRequest` for what is not supported."""
+    if req.n != 1:
+        raise _BadRequest(f"only n=1 is supported, got n={req.n}", "n")
+    if req.stream:
+        raise _BadRequest("streaming is not supported; send stream=false", "stream")
+    return GenerationConfig(
+        max_tokens=max_tokens if max_tokens is not None else default_max,
+        temperature=req.temperature,
+        top_p=req.top_p,
+        stop=_stop(req.stop),
+        seed=req.seed,
+    )
+
+
+def _text_content(message: _Message, index: int) -> str:
+    """A message's text (text parts of a list content are joined)."""
+    content = message.content
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for part in content:
+        if part.get("type") != "text" or not isinstance(part.get("text"), str):
+            raise _BadRequest(f"messages[{index}]: only text content parts are supported", "messages")
+        parts.append(part["text"])
+    return "".join(parts)
+
+
+class _Tokens:
+    """Token ids to strings with the backend's tokenizer (``token_id:N`` when it has none)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.tokenizer = getattr(backend, "tokenizer", None)
+        self.lock = getattr(backend, "_tokenizer_lock", None) or threading.Lock()
+
+    def strings(self, ids: Sequence[int], as_ids: bool) -> list[str]:
+        """One string per token id."""
+        if as_ids or self.tokenizer is None:
+            return [f"token_id:{i}" for i in ids]
+        with self.lock:
+            return [str(self.tokenizer.decode([i])) for i in ids]
+
+    def encode(self, text: str) -> list[int]:
+        """A string prompt as token ids (no special tokens added)."""
+        if self.tokenizer is None:
+            raise _BadRequest("this backend has no tokenizer: send the prompt as a list of token ids", "prompt")
+        with self.lock:
+            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def vocab_size(self) -> int | None:
+        """The tokenizer's size, when known."""
+        return len(self.tokenizer) if self.tokenizer is not None else None
+
+
+def _context_size(backend: Any) -> int | None:
+    model = getattr(backend, "model", None)
+    config = getattr(model, "config", None)
+    value = getattr(config, "max_position_embeddings", None)
+    return int(value) if value else None
+
+
+def _usage(generation: Generation, prompt_tokens: int | None = None) -> dict[str, int]:
+    prompt = generation.usage.get("prompt_tokens", prompt_tokens or len(generation.prompt_token_ids))
+    completion = generation.usage.get("completion_tokens", len(generation.token_ids))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def create_app(backend: Any, model_name: str | None = None) -> Any:
+    """A FastAPI app serving ``backend`` (anything with ``agenerate``; ``agenerate_ids`` for token-in).
+
+    Args:
+        backend: the LLM backend; it is not closed when the app stops.
+        model_name: the id in ``/v1/models`` and in replies (``backend.name`` by default).
+    """
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    name = model_name or getattr(backend, "name", None) or type(backend).__name__
+    created = int(time.time())
+    tokens = _Tokens(backend)
+    context = _context_size(backend)
+    app = FastAPI(title="AgentRL OpenAI-compatible model server")
+    counter = iter(range(1, 2**62))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        param = None
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
+            param = param or (where.split(".")[0] if where else None)
+            problems.append(f"{where or 'body'}: {error.get('msg')}")
+        return JSONResponse(_error_body("invalid request: " + "; ".join(problems), param), status_code=400)
+
+    @app.exception_handler(_BadRequest)
+    async def _bad(request: Request, exc: _BadRequest) -> JSONResponse:
+        return JSONResponse(_error_body(str(exc), exc.param), status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+        return JSONResponse(_error_body(str(exc.detail), kind=kind), status_code=exc.status_code)
+
+    @app.exception_handler(BackendError)
+    async def _backend_failed(request: Request, exc: BackendError) -> JSONResponse:
+        return JSONResponse(_error_body(str(exc), kind="server_error"), status_code=500)
+
+    def check_prompt(n_tokens: int) -> None:
+        if context is not None and n_tokens >= context:
+            raise _BadRequest(f"the prompt has {n_tokens} tokens; the model's context is {context} tokens", "messages")
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "model": name}
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        entry: dict[str, Any] = {"id": name, "object": "model", "created": created, "owned_by": "agentrl"}
+        if context is not None:
+            entry["max_model_len"] = context
+        return {"object": "list", "data": [entry]}
+
+    @app.post("/v1/chat/completions")
+    async def chat(req: ChatCompletionRequest) -> dict[str, Any]:
+        config = _config(req, req.max_completion_tokens or req.max_tokens, DEFAULT_CHAT_MAX_TOKENS)
+        messages = [{"role": m.role, "content": _text_content(m, i)} for i, m in enumerate(req.messages)]
+        encode = getattr(backend, "encode_prompt", None)
+        prompt_tokens = None
+        if callable(encode):
+            try:
+                prompt_tokens = len(encode(messages))
+            except Exception as exc:  # a template that rejects the roles, for instance
+                raise _BadRequest(f"cannot apply the chat template: {exc}", "messages") from None
+            check_prompt(prompt_tokens)
+        generation = await backend.agenerate(messages, config)
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": generation.text},
+            "finish_reason": generation.finish_reason,
+            "logprobs": None,
+        }
+        if req.logprobs:
+            strings = tokens.strings(generation.token_ids, req.return_tokens_as_token_ids)
+            choice["logprobs"] = {
+                "content": [
+                    {"token": s, "logprob": lp, "bytes": list(s.encode("utf-8")), "top_logprobs": []}
+                    for s, lp in zip(strings, generation.logprobs, strict=False)
+                ]
+            }
+        return {
+            "id": f"chatcmpl-{next(counter)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": name,
+            "choices": [choice],
+            "usage": _usage(generation, prompt_tokens),
+        }
+
+    @app.post("/v1/completions")
+    async def completions(req: CompletionRequest) -> dict[str, Any]:
+        config = _config(req, req.max_tokens, DEFAULT_COMPLETION_MAX_TOKENS)
+        if req.echo:
+            raise _BadRequest("echo is not supported", "echo")
+        generate_ids = getattr(backend, "agenerate_ids", None)
+        if not callable(generate_ids):
+            raise _BadRequest(f"the {name} backend does not generate from token ids", "prompt")
+        ids = tokens.encode(req.prompt) if isinstance(req.prompt, str) else list(req.prompt)
+        if not ids:
+            raise _BadRequest("the prompt is empty", "prompt")
+        vocab = tokens.vocab_size()
+        bad = next((i for i in ids if i < 0 or (vocab is not None and i >= vocab)), None)
+        if bad is not None:
+            raise _BadRequest(f"prompt token id {bad} is outside the vocabulary [0, {vocab})", "prompt")
+        check_prompt(len(ids))
+        try:
+            generation = await generate_ids(ids, config)
+        except ValueError as exc:
+            raise _BadRequest(str(exc), "prompt") from None
+        choice: dict[str, Any] = {
+            "index": 0,
+            "text": generation.text,
+            "finish_reason": generation.finish_reason,
+            "logprobs": None,
+        }
+        if req.logprobs is not None:
+            strings = tokens.strings(generation.token_ids, req.return_tokens_as_token_ids)
+            offsets, position = [], 0
+            for s in strings:
+                offsets.append(position)
+                position += 0 if req.return_tokens_as_token_ids else len(s)
+            choice["logprobs"] = {
+                "tokens": strings,
+                "token_logprobs": list(generation.logprobs),
+                "top_logprobs": [{} for _ in strings] if req.logprobs else None,
+                "text_offset": offsets,
+            }
+        return {
+            "id": f"cmpl-{next(counter)}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": name,
+            "choices": [choice],
+            "usage": _usage(generation, len(ids)),
+        }
+
+    return app
+
+
+@dataclass
+class ModelServer(ServerHandle):
+    """A running :func:`serve_model` server: uvicorn in a daemon thread.
+
+    Attributes:
+        url: the server's root, ``http://HOST:PORT``.
+        base_url: the API root to give an OpenAI client, ``http://HOST:PORT/v1``.
+        model: the served model's id.
+        backend: the backend it serves (the caller still owns it).
+    """
+
+    model: str = ""
+    backend: Any = None
+
+    @property
+    def base_url(self) -> str:
+        """The API root for an OpenAI client."""
+        return self.url + "/v1"
+
+    def __enter__(self) -> ModelServer:
+        return self
+
+
+def serve_model(
+    backend: Any,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    model_name: str | None = None,
+    allow_remote: bool = False,
+    timeout_s: float = 10.0,
+) -> ModelServer:
+    """Serve ``backend`` over an OpenAI-compatible API in a background thread and return the handle.
+
+    Args:
+        backend: an LLM backend (``TransformersBackend``, ``smollm2_backend()``...); the caller
+            still owns it and closes it after :meth:`ModelServer.stop`.
+        host: the address to bind; loopback only unless ``allow_remote``.
+        port: the port; 0 picks a free one (see :attr:`ModelServer.url`).
+        model_name: the model id clients see (``backend.name`` by default).
+        allow_remote: allow a non-loopback ``host`` (the server has no authentication).
+        timeout_s: how long to wait for the server to start.
+
+    Raises:
+        ValueError: a non-loopback host without ``allow_remote``.
+        RuntimeError: the server did not start (the port is taken, for instance).
+        DependencyNotInstalled: fastapi or uvicorn is missing.
+    """
+    if not allow_remote and not is_loopback(host):
+        raise ValueError(f"refusing to serve on non-loopback host {host!r} without allow_remote=True")
+    try:
+        import uvicorn  # noqa: F401  (checked here to raise with the install command)
+    except ImportError as exc:
+        from agentrl.core.errors import DependencyNotInstalled
+
+        raise DependencyNotInstalled("fastapi and uvicorn", extra="llm") from exc
+    name = model_name or getattr(backend, "name", None) or type(backend).__name__
+    app = create_app(backend, name)
+    handle = start_server_thread(app, host, port, timeout_s, name="agentrl-model-server")
+    return ModelServer(handle.server, handle.thread, handle.url, model=name, backend=backend)
+
+
+def load_backend(model: str, **options: Any) -> Any:
+    """A :class:`TransformersBackend` for ``"tiny"``, ``"tiny-llama"``, ``"smollm2"`` or a model folder.
+
+    Tiny models are built (once) under ``$AGENTRL_CACHE`` (``~/.cache/agentrl``); ``options`` go to
+    the backend (``device``, ``dtype``, ``max_batch_size``, ``name``).
+    """
+    from agentrl.agents.backends.transformers_backend import TransformersBackend
+
+    if model in ("tiny", "tiny-qwen2", "tiny-llama"):
+        from agentrl.agents.backends.smollm2 import default_cache_dir
+        from agentrl.agents.backends.tiny import build_tiny_model
+
+        family = "llama" if model == "tiny-llama" else "qwen2"
+        options.setdefault("name", f"tiny-{family}")
+        path = build_tiny_model(default_cache_dir() / f"tiny-{family}", family=family)  # type: ignore[arg-type]
+        return TransformersBackend(path, **options)
+    if model in ("smollm2", "SmolLM2-135M-Instruct"):
+        from agentrl.agents.backends.smollm2 import smollm2_backend
+
+        return smollm2_backend(**options)
+    return TransformersBackend(model, **options)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``agentrl serve-model``: load the model and serve it until interrupted. Returns an exit status."""
+    parser = argparse.ArgumentParser(
+        prog="agentrl serve-model",
+        description="Serve a local model over an OpenAI-compatible API (/v1/chat/completions, token-in "
+        "/v1/completions, /v1/models), like a small vLLM.",
+    )
+    parser.add_argument("--model", default="smollm2", help="tiny, tiny-llama, smollm2 or a model folder")
+    parser.add_argument("--name", help="the model id clients send and see (default: the model's name)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}; 0 picks one")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--max-batch-size", type=int, default=8, help="requests generated together")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (no auth!)")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+
+    if not args.allow_remote and not is_loopback(args.host):
+        print(
+            f"refusing to listen on {args.host}: the model server has no authentication, so it binds to "
+            "loopback only; pass --allow-remote to expose it anyway",
+            file=sys.stderr,
+        )
+        return 2
+    options: dict[str, Any] = {"device": args.device, "dtype": args.dtype, "max_batch_size": args.max_batch_size}
+    try:
+        backend = load_backend(args.model, **options)
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot load model {args.model!r}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        try:
+            server = serve_model(backend, args.host, args.port, model_name=args.name, allow_remote=args.allow_remote)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"serving {server.model} at {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        try:
+            while server.thread.is_alive():
+                server.thread.join(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.stop()
+    finally:
+        backend.close()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Small HTTP servers in a background thread (uvicorn), loopback by default.
+
+Shared by the retrieval server (``agentrl serve-retriever``) and the model server
+(``agentrl serve-model``): both bind 127.0.0.1 unless told otherwise, start in a daemon thread
+for tests and benchmarks, and report the port they got.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ServerHandle", "is_loopback", "start_server_thread"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address or ``localhost``.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("::1"), is_loopback("0.0.0.0"), is_loopback("localhost")
+    (True, True, False, True)
+    """
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServerHandle:
+    """A uvicorn server running in a daemon thread."""
+
+    server: Any
+    thread: threading.Thread
+    url: str
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return int(self.url.rsplit(":", 1)[1])
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Ask the server to exit and wait for its thread; idempotent."""
+        self.server.should_exit = True
+        self.thread.join(timeout_s)
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def start_server_thread(
+    app: Any, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10.0, *, name: str = "agentrl-server"
+) -> ServerHandle:
+    """Start ``app`` with uvicorn in a background thread; ``port=0`` picks a free port.
+
+    Raises:
+        RuntimeError: the server did not start within ``timeout_s`` (the port is taken, for instance).
+    """
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError(f"{name} on {host}:{port} did not start")
+        time.sleep(0.01)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    return ServerHandle(server, thread, f"http://{shown}:{bound}")

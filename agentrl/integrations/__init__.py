@@ -1,0 +1,1 @@
+"""Adapters to outside frameworks (RLlib, ...); each module imports its framework lazily."""
