@@ -324,3 +324,18 @@ def test_trajectories_serialise_to_json(backends) -> None:
         trajectory = engine.run([RolloutRequest(seed=0, options={"difficulty": 1})])[0]
     data = json.loads(json.dumps(trajectory.to_dict()))
     assert data["token_ids"] == trajectory.token_ids and data["request"]["options"] == {"difficulty": 1}
+
+
+def test_one_collection_at_a_time(backends) -> None:
+    async def main() -> None:
+        with RolloutEngine(
+            quick_env(), backends["qwen2"], config=RolloutConfig(num_envs=2, max_new_tokens=4)
+        ) as engine:
+            first = engine.astream([RolloutRequest(seed=0)])
+            await first.__anext__()
+            with pytest.raises(RuntimeError, match="one collection at a time"):
+                await engine.arun([RolloutRequest(seed=1)])
+            await first.aclose()
+            assert len(await engine.arun([RolloutRequest(seed=2)])) == 1  # free again
+
+    asyncio.run(main())

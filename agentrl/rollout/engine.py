@@ -220,6 +220,8 @@ class RolloutEngine:
         )
         self._idle: list[EnvWorker] = []  # started envs between episodes, kept across runs
         self._busy: set[EnvWorker] = set()  # envs inside an episode
+        self._positions: dict[int, int] = {}  # id(trajectory) -> position in the current requests
+        self._collecting = False
         self._closed = False
 
     # ------------------------------------------------------------------ public API
@@ -240,8 +242,11 @@ class RolloutEngine:
         """Yield trajectories as they finish (fully asynchronous training consumes this)."""
         if self._closed:
             raise RuntimeError("the engine is closed")
+        if self._collecting:
+            raise RuntimeError("this engine is already collecting; run one collection at a time per engine")
+        self._collecting = True
         items = [r if isinstance(r, RolloutRequest) else RolloutRequest(seed=r) for r in requests]
-        self._positions: dict[int, int] = {}
+        self._positions = {}
         out: asyncio.Queue[Trajectory | None] = asyncio.Queue()
         runner = self._run_async if self.config.mode == "async" else self._run_lockstep
         task = asyncio.ensure_future(runner(items, out))
@@ -260,6 +265,7 @@ class RolloutEngine:
             busy, self._busy = self._busy, set()
             for worker in busy:
                 worker.abandon()
+            self._collecting = False
 
     async def aclose(self) -> None:
         """Close the envs (gracefully) and the worker factory this engine made; idempotent."""
