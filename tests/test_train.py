@@ -325,3 +325,28 @@ def test_pack_trajectories_rejects_rows_without_a_prompt() -> None:
     t.append_policy([1], [-0.5])
     with pytest.raises(ValueError, match="prompt"):
         pack_trajectories([t], pad_id=0)
+
+
+def test_overlapped_rollouts_learn_and_record_staleness(tmp_path: Path) -> None:
+    args = grpo_args(tmp_path, loss_type="dapo", max_steps=40, overlap_rollouts=True)
+    assert args.recompute_old_logprobs is False  # the batch may come from the previous policy
+    with GRPOTrainer(args) as trainer:
+        history = trainer.train()
+    rewards = [m["reward/mean"] for m in history]
+    start, end = rises(rewards)
+    assert end > start + 0.15, rewards
+    assert max(m["staleness/mean"] for m in history[1:]) > 0  # later batches were sampled one version behind
+    with GRPOTrainer(grpo_args(tmp_path / "strict", max_steps=3, overlap_rollouts=True, max_staleness=0)) as trainer:
+        history = trainer.train()
+    assert history[0]["filter/stale"] == 0  # the first batch is collected in step
+    # Prefetched episodes that started before the previous update finished lag one version: dropped.
+    assert sum(m["filter/stale"] for m in history[1:]) > 0
+
+
+def test_overlap_benchmark_runs() -> None:
+    from agentrl.bench.train_overlap import run
+
+    lines: list[str] = []
+    report = run(steps=3, updates=1, repeats=1, log=lines.append)
+    assert set(report) == {"in_step_s", "overlapped_s", "speedup"} and report["speedup"] > 0
+    assert any("overlapped" in line for line in lines)

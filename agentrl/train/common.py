@@ -186,8 +186,12 @@ def build_rollout(
     return backend, RolloutEngine(factory, backend, config=rollout_config)
 
 
-def rollout_metrics(trajectories: Sequence[Any], requested: int) -> dict[str, float]:
-    """Reward, success, length, turns, void-turn rate and staleness of a batch of trajectories."""
+def rollout_metrics(trajectories: Sequence[Any], requested: int, policy_version: int | None = None) -> dict[str, float]:
+    """Reward, success, length, turns, void-turn rate and staleness of a batch of trajectories.
+
+    With ``policy_version`` (the policy about to be updated), staleness is measured against it:
+    how many versions behind the newest turn of each trajectory is at update time.
+    """
     ok = [t for t in trajectories if t.ok]
     metrics: dict[str, float] = {"rollout/trajectories": float(len(ok)), "rollout/failed": float(requested - len(ok))}
     if not ok:
@@ -207,7 +211,12 @@ def rollout_metrics(trajectories: Sequence[Any], requested: int) -> dict[str, fl
             "length/total_tokens": statistics.fmean(len(t.token_ids) for t in ok),
             "length/turns": statistics.fmean(len(t.turns) for t in ok),
             "void_turn/rate": statistics.fmean(float(t.void_turn) for t in turns) if turns else 0.0,
-            "staleness/mean": statistics.fmean(t.staleness for t in ok),
+            "staleness/mean": statistics.fmean(
+                (policy_version - (t.turns[-1].policy_version if t.turns else t.policy_version))
+                if policy_version is not None
+                else t.staleness
+                for t in ok
+            ),
         }
     )
     return metrics
@@ -383,6 +392,13 @@ class TrainArgs:
         filter_void_turns: drop trajectories with a void turn from the loss (SimpleTIR).
         recompute_old_logprobs: recompute the rollout policy's logprobs with the training model
             (True) instead of trusting the sampler's (their gap is logged as logprob_mismatch).
+            None: True, except with overlap_rollouts, where the batch may come from the previous
+            policy and the sampler's logprobs are the behaviour policy's.
+        overlap_rollouts: collect the next step's batch while this step updates (one-step
+            off-policy, as asynchronous RL systems do); resumes are then exact only up to the
+            batch that was in flight.
+        max_staleness: drop trajectories that lag the policy being updated by more than this many
+            versions (the engine also stops one that falls that far behind mid-episode).
         lora_rank: LoRA rank (0: full fine-tuning).
         lora_alpha: LoRA alpha.
         lora_target_modules: comma-separated module names for LoRA (empty: all linear layers).
@@ -420,7 +436,9 @@ class TrainArgs:
     dual_clip: float | None = None
     kl_coef: float = 0.0
     filter_void_turns: bool = False
-    recompute_old_logprobs: bool = True
+    recompute_old_logprobs: bool | None = None
+    overlap_rollouts: bool = False
+    max_staleness: int | None = None
     lora_rank: int = 0
     lora_alpha: int = 16
     lora_target_modules: str = ""
@@ -444,6 +462,8 @@ class TrainArgs:
             raise ValueError(f"max_steps must be >= 0, got {self.max_steps}")
         if self.temperature <= 0:
             raise ValueError("temperature must be > 0 for policy-gradient training (logprobs need a distribution)")
+        if self.recompute_old_logprobs is None:
+            self.recompute_old_logprobs = not self.overlap_rollouts
 
 
 #: Per-rank counts among the metrics: summed over ranks, not averaged.
@@ -504,6 +524,7 @@ class PolicyRun:
             top_p=args.top_p,
             max_turns=args.max_turns,
             max_context_tokens=args.max_context_tokens,
+            max_staleness=args.max_staleness,
         )
         self.backend, self.engine = build_rollout(
             env=args.env,
@@ -523,6 +544,8 @@ class PolicyRun:
         #: The model the training forward passes go through: ``self.model`` wrapped in DDP when
         #: distributed (set by :meth:`start`, after a resume has loaded the weights).
         self.policy: Any = self.model
+        self._collector: Any = None  # a one-thread pool for overlapped collection
+        self._pending: tuple[int, Any] | None = None
 
     def start(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Resume from the newest checkpoint when asked, sync the generation copy, open the logger.
@@ -604,15 +627,49 @@ class PolicyRun:
         """Sums over ranks of per-rank metric sums (tokens-weighted statistics, losses)."""
         return {key: distributed.all_reduce_sum(value, self.dist) for key, value in totals.items()}
 
-    def step_seed(self) -> int:
-        """The seed of this step's tasks and sampling: a function of (seed, step) only, so resumes repeat it."""
-        return (self.args.seed * 1_000_003 + self.step_index * 7_919) % 2**31
+    def step_seed(self, step: int | None = None) -> int:
+        """The seed of a step's tasks and sampling (this step by default): a function of (seed, step) only."""
+        step = self.step_index if step is None else step
+        return (self.args.seed * 1_000_003 + step * 7_919) % 2**31
 
-    def collect(self, requests: Sequence[Any]) -> list[Any]:
+    def collect(self, requests: Sequence[Any], step: int | None = None) -> list[Any]:
         """Run the requests through the engine, sampling seeded by :meth:`step_seed` (and the rank)."""
-        seed = (self.step_seed() + 104_729 * self.dist.rank) % 2**31
+        seed = (self.step_seed(step) + 104_729 * self.dist.rank) % 2**31
         self.engine.config = dataclasses.replace(self.rollout_config, sampling_seed=seed)
         return self.engine.run(list(requests))
+
+    # ------------------------------------------------------------------ overlapped collection
+
+    def prefetch(self, requests: Sequence[Any], step: int) -> None:
+        """Start collecting ``step``'s batch in the background, while this step's update runs.
+
+        The generation copy keeps the weights it has until :meth:`finish_step` syncs new ones
+        (between generation batches), so a prefetched trajectory is sampled by the previous
+        policy version, or by two versions across its turns: its ``policy_version`` per turn and
+        ``staleness`` record which, and ``max_staleness`` bounds it.
+        """
+        import concurrent.futures
+
+        if self._collector is None:
+            self._collector = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="agentrl-collect")
+        self._pending = (step, self._collector.submit(self.collect, list(requests), step))
+
+    def drop_stale(self, trajectories: Sequence[Any]) -> tuple[list[Any], int]:
+        """The trajectories within ``max_staleness`` of the current policy, and how many were dropped."""
+        bound = self.args.max_staleness
+        if bound is None:
+            return list(trajectories), 0
+        kept = [t for t in trajectories if self.step_index - t.policy_version <= bound]
+        return kept, len(trajectories) - len(kept)
+
+    def take_prefetched(self, step: int) -> list[Any] | None:
+        """The batch prefetched for ``step`` (waiting for it), or ``None`` when there is none."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return None
+        pending_step, future = pending
+        trajectories = future.result()
+        return trajectories if pending_step == step else None
 
     def finish_step(self, metrics: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         """Sync the new weights to the generation copy, count the step, log, checkpoint when due."""
@@ -659,6 +716,12 @@ class PolicyRun:
 
     def close(self) -> None:
         """Close the engine, the backend, the logger and the process group; idempotent."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending[1].exception()  # let an in-flight collection finish before its engine closes
+        if self._collector is not None:
+            self._collector.shutdown(wait=True)
+            self._collector = None
         self.engine.close()
         self.backend.close()
         if self.logger is not None:

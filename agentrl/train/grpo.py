@@ -111,15 +111,27 @@ class GRPOTrainer(Trainer):
         started = time.perf_counter()
 
         # 1. Rollouts: tasks and sampling are seeded by (seed, step), so a resumed run collects
-        #    exactly what the uninterrupted one would have.
-        base = self.run.step_seed()
-        tasks = self.run.shard([base + k for k in range(args.prompts_per_step)])  # this rank's groups
-        requests = group_requests(tasks, group_size=args.group_size)
-        trajectories = self.run.collect(requests)
-        generated = time.perf_counter()
+        #    exactly what the uninterrupted one would have. With overlap_rollouts the next step's
+        #    batch is collected in the background while this one updates.
+        step = self.run.step_index
 
-        # 2-5. Advantages, filters, loss and optimizer step.
-        metrics = rollout_metrics(trajectories, len(requests))
+        def requests_for(number: int) -> list[Any]:
+            base = self.run.step_seed(number)
+            tasks = self.run.shard([base + k for k in range(args.prompts_per_step)])  # this rank's groups
+            return group_requests(tasks, group_size=args.group_size)
+
+        requests = requests_for(step)
+        trajectories = self.run.take_prefetched(step) if args.overlap_rollouts else None
+        if trajectories is None:
+            trajectories = self.run.collect(requests, step)
+        generated = time.perf_counter()  # (with overlap: the time spent waiting for the batch)
+        if args.overlap_rollouts and step + 1 < args.max_steps:
+            self.run.prefetch(requests_for(step + 1), step + 1)
+
+        # 2-5. Advantages, filters, loss and optimizer step (too-stale trajectories are dropped first).
+        metrics = rollout_metrics(trajectories, len(requests), policy_version=step)
+        trajectories, stale = self.run.drop_stale(trajectories)
+        metrics["filter/stale"] = float(stale)
         metrics.update(self.update(trajectories))
         metrics["time/generate_s"] = generated - started
         metrics["time/step_s"] = time.perf_counter() - started

@@ -142,7 +142,9 @@ class PPOTrainer(Trainer):
         requests = [RolloutRequest(seed=seed, group_id=seed) for seed in seeds]
         trajectories = self.run.collect(requests)
         generated = time.perf_counter()
-        metrics = rollout_metrics(trajectories, len(requests))
+        metrics = rollout_metrics(trajectories, len(requests), policy_version=self.run.step_index)
+        trajectories, stale = self.run.drop_stale(trajectories)
+        metrics["filter/stale"] = float(stale)
         metrics.update(self.update(trajectories))
         metrics["time/generate_s"] = generated - started
         metrics["time/step_s"] = time.perf_counter() - started
