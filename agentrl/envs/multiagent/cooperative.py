@@ -141,12 +141,12 @@ class CooperativeRules:
 
     def parse_move(self, text: str) -> Move:
         """The move ``text`` means, or :class:`IllegalMove` saying what to fix."""
-        from agentrl.envs.tirmath.actions import _code_blocks, extract_last_boxed
+        from agentrl.envs.tirmath.actions import extract_last_boxed, python_code_blocks
 
         text = text.replace("\x00", "")
         if not text.strip():
             raise IllegalMove("the move is empty")
-        blocks, unclosed = _code_blocks(text)
+        blocks, unclosed = python_code_blocks(text)
         if unclosed:
             raise IllegalMove("your ```python block is not closed; end the code with ``` on a line of its own")
         code = "\n".join(blocks)

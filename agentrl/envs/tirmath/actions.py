@@ -14,7 +14,7 @@ from typing import Any
 
 from agentrl.core.actions import Action, ActionSet, ParseError, function_schema
 
-__all__ = ["TIRActionSet", "extract_last_boxed"]
+__all__ = ["TIRActionSet", "extract_last_boxed", "python_code_blocks"]
 
 # A fence opens at the start of a line: ```python / ```py (any case), optional trailing spaces.
 _OPEN = re.compile(r"^[ \t]*```[ \t]*(python3?|py)[ \t]*$", re.IGNORECASE | re.MULTILINE)
@@ -46,8 +46,12 @@ def extract_last_boxed(text: str) -> str | None:
     return found
 
 
-def _code_blocks(text: str) -> tuple[list[str], bool]:
-    """All complete python blocks, and whether a python fence was left unclosed."""
+def python_code_blocks(text: str) -> tuple[list[str], bool]:
+    r"""All complete python blocks of a message, and whether a python fence was left unclosed.
+
+    >>> python_code_blocks("Let me compute.\n```python\nprint(1)\n```\n")
+    (['print(1)'], False)
+    """
     blocks: list[str] = []
     position = 0
     while True:
@@ -92,7 +96,7 @@ class TIRActionSet(ActionSet):
         boxed = extract_last_boxed(text)
         if boxed is not None:
             return Action("answer", boxed.strip(), raw=text)
-        blocks, unclosed = _code_blocks(text)
+        blocks, unclosed = python_code_blocks(text)
         if blocks:
             return Action("code", "\n".join(blocks), raw=text)
         if unclosed:
