@@ -350,3 +350,15 @@ def test_overlap_benchmark_runs() -> None:
     report = run(steps=3, updates=1, repeats=1, log=lines.append)
     assert set(report) == {"in_step_s", "overlapped_s", "speedup"} and report["speedup"] > 0
     assert any("overlapped" in line for line in lines)
+
+
+def test_ppo_overlaps_rollouts_too(tmp_path: Path) -> None:
+    args = PPOArgs(
+        env_fn=LetterEnv, model="tiny", output_dir=str(tmp_path / "run"), episodes_per_step=4, max_new_tokens=4,
+        max_steps=3, overlap_rollouts=True, max_staleness=0, tensorboard=False,
+    )  # fmt: skip
+    with PPOTrainer(args) as trainer:
+        trainer.step()
+        assert trainer.run._pending is not None and trainer.run._pending[0] == 1  # step 1 is being collected
+        history = [trainer.step(), trainer.step()]
+    assert all(m["rollout/trajectories"] == 4 for m in history)

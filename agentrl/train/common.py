@@ -25,6 +25,7 @@ from agentrl.train import distributed
 __all__ = [
     "MetricsLogger",
     "Trainer",
+    "add_policy_totals",
     "policy_update_metrics",
     "PolicyRun",
     "TrainArgs",
@@ -654,6 +655,30 @@ class PolicyRun:
             self._collector = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="agentrl-collect")
         self._pending = (step, self._collector.submit(self.collect, list(requests), step))
 
+    def rollout_logprobs(self, batch: Any, local_tokens: float) -> tuple[Any, Any, float]:
+        """The behaviour policy's logprobs for the loss, the reference's (or ``None``), and their gap.
+
+        The rollout policy's logprobs are recomputed by the training model, or taken from the
+        sampler (``recompute_old_logprobs``); the gap between the two, per policy token, is a
+        metric. Gradient-free passes use the unwrapped models: through DDP each forward is a collective.
+        """
+        torch = _torch()
+        from agentrl.train.logprobs import token_logprobs
+
+        temperature = self.args.temperature
+        with torch.no_grad():
+            recomputed, _ = token_logprobs(
+                self.model, batch.input_ids, batch.attention_mask, temperature=temperature, with_entropy=False
+            )
+            gap = float(((recomputed - batch.old_logprobs).abs() * batch.loss_mask).sum() / max(local_tokens, 1.0))
+            old = recomputed if self.args.recompute_old_logprobs else batch.old_logprobs
+            reference = None
+            if self.reference is not None:
+                reference, _ = token_logprobs(
+                    self.reference, batch.input_ids, batch.attention_mask, temperature=temperature, with_entropy=False
+                )
+        return old, reference, gap
+
     def drop_stale(self, trajectories: Sequence[Any]) -> tuple[list[Any], int]:
         """The trajectories within ``max_staleness`` of the current policy, and how many were dropped."""
         bound = self.args.max_staleness
@@ -729,6 +754,15 @@ class PolicyRun:
         distributed.destroy(self.dist)
 
 
+def add_policy_totals(totals: dict[str, float], loss: Any, entropy: Any, mask: Any, stats: dict[str, Any]) -> None:
+    """Add one micro-batch's policy loss, entropy and token-weighted loss statistics to ``totals``."""
+    tokens = float(mask.sum())
+    totals["loss"] = totals.get("loss", 0.0) + loss.item()
+    totals["entropy"] = totals.get("entropy", 0.0) + float((entropy * mask).sum())
+    for key, value in stats.items():
+        totals[key] = totals.get(key, 0.0) + float(value) * tokens
+
+
 def policy_update_metrics(totals: dict[str, float], tokens: float, updates: int, *, with_kl: bool) -> dict[str, float]:
     """The policy-loss metrics from token-weighted sums over micro-batches (and ranks).
 
@@ -745,9 +779,10 @@ def policy_update_metrics(totals: dict[str, float], tokens: float, updates: int,
 
 
 class Trainer:
-    """What the GRPO and PPO trainers share around their ``step``: the run loop, saving, closing.
+    """What the GRPO and PPO trainers share around their algorithm: the step, the run loop, saving.
 
-    Subclasses set ``self.args`` and ``self.run`` (a :class:`PolicyRun`), implement ``step()``, and
+    Subclasses set ``self.args`` and ``self.run`` (a :class:`PolicyRun`), implement
+    ``requests(step)`` (what to collect) and ``update(trajectories)`` (how to learn from it), and
     name in ``_extra()`` the objects besides the policy that a checkpoint must hold.
     """
 
@@ -762,9 +797,39 @@ class Trainer:
         """Steps done so far (resumed runs start from their checkpoint's)."""
         return self.run.step_index
 
-    def step(self) -> dict[str, Any]:
-        """Collect one batch and learn from it; return the step's metrics."""
+    def requests(self, step: int) -> list[Any]:
+        """The rollout requests of ``step``: seeded by (seed, step) only, so resumed runs repeat them."""
         raise NotImplementedError
+
+    def update(self, trajectories: list[Any]) -> dict[str, Any]:
+        """Learn from a batch of trajectories; return the update's metrics."""
+        raise NotImplementedError
+
+    def step(self) -> dict[str, Any]:
+        """Collect one batch, learn from it, sync the generation copy; return the step's metrics.
+
+        With ``overlap_rollouts`` the batch was collected in the background during the previous
+        step's update, and the next step's collection starts before this update.
+        """
+        args, run = self.args, self.run
+        started = time.perf_counter()
+        step = run.step_index
+        requests = self.requests(step)
+        trajectories = run.take_prefetched(step) if args.overlap_rollouts else None
+        if trajectories is None:
+            trajectories = run.collect(requests, step)
+        generated = time.perf_counter()  # (with overlap: the time spent waiting for the batch)
+        if args.overlap_rollouts and step + 1 < args.max_steps:
+            run.prefetch(self.requests(step + 1), step + 1)
+
+        metrics = rollout_metrics(trajectories, len(requests), policy_version=step)
+        trajectories, stale = run.drop_stale(trajectories)  # too-stale trajectories leave first
+        metrics["filter/stale"] = float(stale)
+        metrics.update(self.update(trajectories))
+        metrics["time/generate_s"] = generated - started
+        metrics["time/step_s"] = time.perf_counter() - started
+        run.finish_step(metrics, extra=self._extra())
+        return metrics
 
     def train(self) -> list[dict[str, Any]]:
         """Step until ``max_steps``; checkpoint at the end; write the plot. Returns every step's metrics."""

@@ -34,7 +34,7 @@ from typing import Any
 
 from agentrl.train.advantages import SmoothAdvantageStandardizer, group_advantages
 from agentrl.train.batch import pack_trajectories
-from agentrl.train.common import PolicyRun, TrainArgs, Trainer, policy_update_metrics, rollout_metrics
+from agentrl.train.common import PolicyRun, TrainArgs, Trainer, add_policy_totals, policy_update_metrics
 from agentrl.train.logprobs import token_logprobs
 from agentrl.train.losses import LOSS_TYPES, LossConfig, policy_loss
 
@@ -103,40 +103,13 @@ class GRPOTrainer(Trainer):
 
     # ------------------------------------------------------------------ one step
 
-    def step(self) -> dict[str, Any]:
-        """Collect one batch of groups, update the policy, sync the generation copy; return the metrics."""
+    def requests(self, step: int) -> list[Any]:
+        """1. Rollouts: ``prompts_per_step`` groups of ``group_size`` (this rank's share), seeded by (seed, step)."""
         from agentrl.rollout import group_requests
 
-        args = self.args
-        started = time.perf_counter()
-
-        # 1. Rollouts: tasks and sampling are seeded by (seed, step), so a resumed run collects
-        #    exactly what the uninterrupted one would have. With overlap_rollouts the next step's
-        #    batch is collected in the background while this one updates.
-        step = self.run.step_index
-
-        def requests_for(number: int) -> list[Any]:
-            base = self.run.step_seed(number)
-            tasks = self.run.shard([base + k for k in range(args.prompts_per_step)])  # this rank's groups
-            return group_requests(tasks, group_size=args.group_size)
-
-        requests = requests_for(step)
-        trajectories = self.run.take_prefetched(step) if args.overlap_rollouts else None
-        if trajectories is None:
-            trajectories = self.run.collect(requests, step)
-        generated = time.perf_counter()  # (with overlap: the time spent waiting for the batch)
-        if args.overlap_rollouts and step + 1 < args.max_steps:
-            self.run.prefetch(requests_for(step + 1), step + 1)
-
-        # 2-5. Advantages, filters, loss and optimizer step (too-stale trajectories are dropped first).
-        metrics = rollout_metrics(trajectories, len(requests), policy_version=step)
-        trajectories, stale = self.run.drop_stale(trajectories)
-        metrics["filter/stale"] = float(stale)
-        metrics.update(self.update(trajectories))
-        metrics["time/generate_s"] = generated - started
-        metrics["time/step_s"] = time.perf_counter() - started
-        self.run.finish_step(metrics, extra=self._extra())
-        return metrics
+        base = self.run.step_seed(step)
+        tasks = self.run.shard([base + k for k in range(self.args.prompts_per_step)])
+        return group_requests(tasks, group_size=self.args.group_size)
 
     def update(self, trajectories: list[Any]) -> dict[str, Any]:
         """Advantages, filters and the policy update on a batch of trajectories; returns the metrics."""
@@ -180,27 +153,12 @@ class GRPOTrainer(Trainer):
         if rows:
             batch = pack_trajectories([ok[i] for i in rows], run.pad_id).to(run.device)
             token_advantages = advantages[rows].to(run.device)[:, None] * batch.loss_mask
-            mask = batch.loss_mask
 
-        # The rollout policy's logprobs (recomputed by the training model, or the sampler's).
-        # Gradient-free passes use the unwrapped model: through DDP each forward is a collective.
+        # The behaviour policy's logprobs (recomputed or the sampler's) and the reference's.
         ref_logprobs = None
-        with torch.no_grad():
-            if rows:
-                recomputed, _ = token_logprobs(
-                    run.model, batch.input_ids, batch.attention_mask, temperature=args.temperature, with_entropy=False
-                )
-                gap = ((recomputed - batch.old_logprobs).abs() * mask).sum() / max(local_tokens, 1.0)
-                metrics["update/logprob_mismatch"] = float(gap)
-                old_logprobs = recomputed if args.recompute_old_logprobs else batch.old_logprobs
-                if run.reference is not None:
-                    ref_logprobs, _ = token_logprobs(
-                        run.reference,
-                        batch.input_ids,
-                        batch.attention_mask,
-                        temperature=args.temperature,
-                        with_entropy=False,
-                    )
+        if rows:
+            old_logprobs, ref_logprobs, gap = run.rollout_logprobs(batch, local_tokens)
+            metrics["update/logprob_mismatch"] = gap
 
         # 4. The loss over micro-batches, normalised by the whole batch's rows and tokens, so the
         #    accumulated gradient equals the full batch's (and, scaled, the same across ranks).
@@ -230,11 +188,7 @@ class GRPOTrainer(Trainer):
                         num_rows=total_rows,
                     )
                     (loss * run.loss_scale).backward()
-                sub_tokens = float(sub.loss_mask.sum())
-                totals["loss"] = totals.get("loss", 0.0) + loss.item()
-                totals["entropy"] = totals.get("entropy", 0.0) + float((entropy * sub.loss_mask).sum())
-                for key, value in stats.items():
-                    totals[key] = totals.get(key, 0.0) + float(value) * sub_tokens
+                add_policy_totals(totals, loss, entropy, sub.loss_mask, stats)
             # 5. Clip and step (after DDP's all-reduce the gradients are the same on every rank).
             grad_norm = run.optimizer_step(run.parameters, run.optimizer, args.max_grad_norm)
 

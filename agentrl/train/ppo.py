@@ -39,7 +39,7 @@ from typing import Any
 from agentrl.train import distributed
 from agentrl.train.advantages import GAE_MODES, gae, length_adaptive_lambda
 from agentrl.train.batch import pack_trajectories
-from agentrl.train.common import PolicyRun, TrainArgs, Trainer, policy_update_metrics, rollout_metrics
+from agentrl.train.common import PolicyRun, TrainArgs, Trainer, add_policy_totals, policy_update_metrics
 from agentrl.train.logprobs import token_logprobs
 from agentrl.train.losses import LossConfig, policy_loss, value_loss
 from agentrl.train.value import ValueModel
@@ -130,26 +130,13 @@ class PPOTrainer(Trainer):
 
     # ------------------------------------------------------------------ one step
 
-    def step(self) -> dict[str, Any]:
-        """Collect a batch of episodes, update critic (and policy after warm-up), sync; return the metrics."""
+    def requests(self, step: int) -> list[Any]:
+        """1. Rollouts: ``episodes_per_step`` episodes (this rank's share), each from its own seed."""
         from agentrl.rollout import RolloutRequest
 
-        args = self.args
-        started = time.perf_counter()
-        # 1. Rollouts, seeded by (seed, step) so that resumed runs repeat them.
-        base = self.run.step_seed()
-        seeds = self.run.shard([base + k for k in range(args.episodes_per_step)])  # this rank's episodes
-        requests = [RolloutRequest(seed=seed, group_id=seed) for seed in seeds]
-        trajectories = self.run.collect(requests)
-        generated = time.perf_counter()
-        metrics = rollout_metrics(trajectories, len(requests), policy_version=self.run.step_index)
-        trajectories, stale = self.run.drop_stale(trajectories)
-        metrics["filter/stale"] = float(stale)
-        metrics.update(self.update(trajectories))
-        metrics["time/generate_s"] = generated - started
-        metrics["time/step_s"] = time.perf_counter() - started
-        self.run.finish_step(metrics, extra=self._extra())
-        return metrics
+        base = self.run.step_seed(step)
+        seeds = self.run.shard([base + k for k in range(self.args.episodes_per_step)])
+        return [RolloutRequest(seed=seed, group_id=seed) for seed in seeds]
 
     def update(self, trajectories: list[Any]) -> dict[str, Any]:
         """Rewards to tokens, GAE, then the critic and policy updates; returns the metrics."""
@@ -185,22 +172,9 @@ class PPOTrainer(Trainer):
 
             # 3. Old logprobs, reference logprobs and values (unwrapped models: no collectives);
             #    GAE over the policy's tokens.
+            old_logprobs, ref_logprobs, gap = run.rollout_logprobs(batch, local_tokens)
+            metrics["update/logprob_mismatch"] = gap
             with torch.no_grad():
-                recomputed, _ = token_logprobs(
-                    run.model, batch.input_ids, batch.attention_mask, temperature=args.temperature, with_entropy=False
-                )
-                gap = ((recomputed - batch.old_logprobs).abs() * mask).sum() / max(local_tokens, 1.0)
-                metrics["update/logprob_mismatch"] = float(gap)
-                old_logprobs = recomputed if args.recompute_old_logprobs else batch.old_logprobs
-                ref_logprobs = None
-                if run.reference is not None:
-                    ref_logprobs, _ = token_logprobs(
-                        run.reference,
-                        batch.input_ids,
-                        batch.attention_mask,
-                        temperature=args.temperature,
-                        with_entropy=False,
-                    )
                 old_values = self.critic(batch.input_ids, batch.attention_mask) * mask
                 if args.gae_mode == "length_adaptive":
                     lam_policy: Any = length_adaptive_lambda(mask.sum(-1), args.length_alpha)
@@ -276,10 +250,7 @@ class PPOTrainer(Trainer):
                     totals.get("value_clip_frac", 0.0) + float(v_stats["value_clip_frac"]) * sub_tokens
                 )
                 if train_policy:
-                    totals["loss"] = totals.get("loss", 0.0) + loss.item()
-                    totals["entropy"] = totals.get("entropy", 0.0) + float((entropy * sub.loss_mask).sum())
-                    for key, value in stats.items():
-                        totals[key] = totals.get(key, 0.0) + float(value) * sub_tokens
+                    add_policy_totals(totals, loss, entropy, sub.loss_mask, stats)
             # 5. Clip and step (the policy only after the warm-up).
             value_norm = run.optimizer_step(list(self.critic.parameters()), self.critic_optimizer, args.max_grad_norm)
             if train_policy:
