@@ -64,19 +64,24 @@ class ChatTokenizer:
 
     @classmethod
     def from_pretrained(cls, path: str | PathLike[str], **kwargs: Any) -> ChatTokenizer:
-        """Load the tokenizer of a model folder (as :class:`TransformersBackend` does) and wrap it."""
+        """Load the tokenizer of a model folder (as :class:`TransformersBackend` does) and wrap it.
+
+        The stop tokens are those the backends stop on (``find_stop_token_ids``) unless given.
+        """
         from pathlib import Path
 
-        from agentrl.agents.backends.transformers_backend import _import_torch_transformers, _load_tokenizer
+        from agentrl.agents.backends.transformers_backend import (
+            _import_torch_transformers,
+            _load_tokenizer,
+            find_stop_token_ids,
+            generation_eos_ids,
+        )
 
         _, transformers = _import_torch_transformers()
         tokenizer = _load_tokenizer(transformers, Path(path))
         stops = kwargs.pop("stop_token_ids", None)
         if stops is None:
-            added = tokenizer.get_added_vocab()
-            from agentrl.agents.backends.transformers_backend import _END_OF_TURN_TOKENS
-
-            stops = [added[t] for t in _END_OF_TURN_TOKENS if t in added]
+            stops = find_stop_token_ids(tokenizer, generation_eos_ids(Path(path)))
         return cls(tokenizer, stop_token_ids=stops, **kwargs)
 
     @classmethod

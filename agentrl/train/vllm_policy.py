@@ -55,7 +55,6 @@ import asyncio
 import concurrent.futures
 import importlib
 import itertools
-import json
 import math
 import os
 import queue
@@ -215,8 +214,12 @@ class VLLMPolicy:
 
         if not torch.cuda.is_available():
             raise RuntimeError("vLLM generation needs a CUDA GPU; use the default transformers generation on CPU")
-        from agentrl.agents.backends.transformers_backend import _END_OF_TURN_TOKENS, _load_tokenizer
         from agentrl.agents.backends.transformers_backend import _import_torch_transformers as _imports
+        from agentrl.agents.backends.transformers_backend import (
+            _load_tokenizer,
+            find_stop_token_ids,
+            generation_eos_ids,
+        )
 
         self._vllm = vllm
         self.model_path = Path(model_path)
@@ -241,7 +244,7 @@ class VLLMPolicy:
         self._llm = vllm.LLM(**self._engine_args)
         self._model = _vllm_model(self._llm)  # fail now, not at the first weight update
         self._max_model_len = int(self._llm.llm_engine.model_config.max_model_len)
-        self._stop_token_ids = self._find_stop_token_ids(_END_OF_TURN_TOKENS)
+        self._stop_token_ids = find_stop_token_ids(self._tokenizer, generation_eos_ids(self.model_path))
 
         self._ids = itertools.count()
         self._queue: queue.SimpleQueue[_Request | _WeightUpdate | None] = queue.SimpleQueue()
@@ -489,22 +492,6 @@ class VLLMPolicy:
                 return
             if item is not None and not item.future.done():
                 item.future.set_exception(closed)
-
-    def _find_stop_token_ids(self, end_of_turn: Iterable[str]) -> set[int]:
-        """EOS ids of ``generation_config.json`` and the tokenizer, plus known end-of-turn tokens."""
-        ids: set[int] = set()
-        try:
-            generation_config = json.loads((self.model_path / "generation_config.json").read_text())
-        except (OSError, ValueError):
-            generation_config = {}
-        for source in (generation_config.get("eos_token_id"), self._tokenizer.eos_token_id):
-            if isinstance(source, int):
-                ids.add(source)
-            elif isinstance(source, (list, tuple)):
-                ids.update(int(i) for i in source)
-        added = self._tokenizer.get_added_vocab()
-        ids.update(added[token] for token in end_of_turn if token in added)
-        return ids
 
 
 def _named_tensors(state_dict: dict[str, Any]) -> Iterable[tuple[str, Any]]:

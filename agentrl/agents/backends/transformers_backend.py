@@ -62,6 +62,33 @@ class _Row:
     logprobs: list[float] = field(default_factory=list)
 
 
+def find_stop_token_ids(tokenizer: Any, generation_eos: int | Sequence[int] | None = None) -> set[int]:
+    """The ids that end a generation: EOS ids and the chat formats' end-of-turn tokens.
+
+    That is the generation config's EOS id(s), the tokenizer's EOS, and every end-of-turn token of
+    the common chat formats that the tokenizer knows as an added token. Generation backends stop
+    on these and :class:`~agentrl.rollout.chat.ChatTokenizer` must know the same set, so all of
+    them call this.
+    """
+    ids: set[int] = set()
+    for source in (generation_eos, tokenizer.eos_token_id):
+        if isinstance(source, int):
+            ids.add(source)
+        elif isinstance(source, (list, tuple)):
+            ids.update(int(i) for i in source)
+    added = tokenizer.get_added_vocab()
+    ids.update(added[token] for token in _END_OF_TURN_TOKENS if token in added)
+    return ids
+
+
+def generation_eos_ids(model_path: Path) -> int | list[int] | None:
+    """``eos_token_id`` of a model folder's ``generation_config.json`` (``None`` when there is none)."""
+    try:
+        return json.loads((model_path / "generation_config.json").read_text()).get("eos_token_id")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def _import_torch_transformers() -> tuple[Any, Any]:
     try:
         import torch
@@ -489,16 +516,8 @@ class TransformersBackend:
     # ------------------------------------------------------------------ generation
 
     def _find_stop_token_ids(self) -> set[int]:
-        ids: set[int] = set()
         generation_config = getattr(self._model, "generation_config", None)
-        for source in (getattr(generation_config, "eos_token_id", None), self._tokenizer.eos_token_id):
-            if isinstance(source, int):
-                ids.add(source)
-            elif isinstance(source, (list, tuple)):
-                ids.update(int(i) for i in source)
-        added = self._tokenizer.get_added_vocab()
-        ids.update(added[token] for token in _END_OF_TURN_TOKENS if token in added)
-        return ids
+        return find_stop_token_ids(self._tokenizer, getattr(generation_config, "eos_token_id", None))
 
     def _new_row(self, request: _Request) -> _Row | None:
         """Encode one request; answer it at once when it needs no model call (or cannot have one)."""
