@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ServerHandle", "is_loopback", "start_server_thread"]
+__all__ = ["ServerHandle", "is_loopback", "refuse_remote", "start_server_thread"]
 
 
 def is_loopback(host: str) -> bool:
@@ -28,6 +28,21 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def refuse_remote(host: str, allow_remote: bool, server: str = "server") -> None:
+    """Raise ``ValueError`` for a non-loopback ``host`` unless ``allow_remote``: our servers have no authentication.
+
+    The message names both fixes (``allow_remote=True`` in Python, ``--allow-remote`` on the command line).
+
+    >>> refuse_remote("127.0.0.1", allow_remote=False)
+    >>> refuse_remote("0.0.0.0", allow_remote=True)
+    """
+    if not allow_remote and not is_loopback(host):
+        raise ValueError(
+            f"refusing to listen on non-loopback host {host!r}: the {server} has no authentication, so it "
+            "binds to loopback only; pass allow_remote=True (--allow-remote) to expose it anyway"
+        )
 
 
 @dataclass

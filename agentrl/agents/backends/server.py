@@ -55,7 +55,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentrl.agents.backends.base import BackendError, Generation, GenerationConfig
-from agentrl.core.serving import ServerHandle, is_loopback, start_server_thread
+from agentrl.core.serving import ServerHandle, refuse_remote, start_server_thread
 
 __all__ = [
     "DEFAULT_PORT",
@@ -400,8 +400,7 @@ def serve_model(
         RuntimeError: the server did not start (the port is taken, for instance).
         DependencyNotInstalled: fastapi or uvicorn is missing.
     """
-    if not allow_remote and not is_loopback(host):
-        raise ValueError(f"refusing to serve on non-loopback host {host!r} without allow_remote=True")
+    refuse_remote(host, allow_remote, "model server")
     try:
         import uvicorn  # noqa: F401  (checked here to raise with the install command)
     except ImportError as exc:
@@ -454,12 +453,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (no auth!)")
     args = parser.parse_args(list(argv) if argv is not None else None)
 
-    if not args.allow_remote and not is_loopback(args.host):
-        print(
-            f"refusing to listen on {args.host}: the model server has no authentication, so it binds to "
-            "loopback only; pass --allow-remote to expose it anyway",
-            file=sys.stderr,
-        )
+    try:
+        refuse_remote(args.host, args.allow_remote, "model server")
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
         return 2
     options: dict[str, Any] = {"device": args.device, "dtype": args.dtype, "max_batch_size": args.max_batch_size}
     try:

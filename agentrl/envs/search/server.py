@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentrl.core.serving import ServerHandle, is_loopback, start_server_thread
+from agentrl.core.serving import ServerHandle, is_loopback, refuse_remote, start_server_thread
 from agentrl.envs.search.retrieval import Retriever, get_retriever
 
 __all__ = [
@@ -123,8 +123,7 @@ def serve(
 
     if corpus is None:
         raise ValueError("serve() needs a corpus (a sequence of passages)")
-    if not allow_remote and not is_loopback(host):
-        raise ValueError(f"refusing to serve on non-loopback host {host!r} without allow_remote=True")
+    refuse_remote(host, allow_remote, "retrieval server")
     retriever = get_retriever(kind, corpus, cache_dir)  # type: ignore[arg-type]
     uvicorn.run(create_app(retriever, kind), host=host, port=port, log_level="info")
 
@@ -145,12 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
     args = parser.parse_args(list(argv) if argv is not None else None)
 
-    if not args.allow_remote and not is_loopback(args.host):
-        print(
-            f"refusing to listen on {args.host}: the retrieval server has no authentication, so it "
-            "binds to loopback only; pass --allow-remote to expose it anyway",
-            file=sys.stderr,
-        )
+    try:
+        refuse_remote(args.host, args.allow_remote, "retrieval server")
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
         return 2
     if args.corpus_jsonl:
         passages: Sequence[Any] = load_corpus_jsonl(args.corpus_jsonl)
