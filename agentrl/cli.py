@@ -21,18 +21,33 @@ _PLAY_HELP = (
 )
 
 
-def _parse_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` pairs to ``gym.make`` kwargs; values are JSON when they parse, else strings."""
+def parse_key_values(pairs: Sequence[str]) -> dict[str, Any]:
+    """``key=value`` pairs to keyword arguments; values are JSON when they parse, else strings.
+
+    >>> parse_key_values(["max_turns=5", "domain=sql"])
+    {'max_turns': 5, 'domain': 'sql'}
+
+    Raises:
+        ValueError: a pair without ``=`` or without a key.
+    """
     kwargs: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SystemExit(f"error: expected key=value, got {pair!r} (for example --kw max_turns=5)")
+            raise ValueError(f"expected key=value, got {pair!r} (for example --env-kwarg max_turns=5)")
         try:
             kwargs[key] = json.loads(value)
         except json.JSONDecodeError:
             kwargs[key] = value
     return kwargs
+
+
+def _parse_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
+    """:func:`parse_key_values`, exiting with the message on a malformed pair."""
+    try:
+        return parse_key_values(pairs)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def _command_list(args: argparse.Namespace) -> int:

@@ -134,16 +134,9 @@ def args_from_namespace(algorithm: str, namespace: argparse.Namespace) -> Any:
         if spec.name == "env_fn":
             continue
         if spec.name == "env_kwargs":
-            kwargs = {}
-            for item in namespace.env_kwarg:
-                key, sep, raw = item.partition("=")
-                if not sep or not key:
-                    raise ValueError(f"--env-kwarg expects KEY=VALUE, got {item!r}")
-                try:
-                    kwargs[key] = json.loads(raw)
-                except ValueError:
-                    kwargs[key] = raw  # a bare string
-            values["env_kwargs"] = kwargs
+            from agentrl.cli import parse_key_values
+
+            values["env_kwargs"] = parse_key_values(namespace.env_kwarg)
             continue
         values[spec.name] = getattr(namespace, spec.name)
     return cls(**values)
