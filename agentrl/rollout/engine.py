@@ -570,9 +570,10 @@ class RolloutEngine:
         return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 1
 
     def _add_time(self, trajectory: Trajectory, kind: str, started: float) -> None:
+        """Add the seconds since ``started`` to the trajectory's and the engine's ``kind`` ("generate" or "env")."""
         elapsed = time.perf_counter() - started
         trajectory.timings[kind] += elapsed
-        self.stats[f"{'generate' if kind == 'generate' else 'env'}_s"] += elapsed
+        self.stats[f"{kind}_s"] += elapsed
 
 
 def _text(observation: Any) -> str:
