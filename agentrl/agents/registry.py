@@ -1,8 +1,9 @@
 """Agents by name: what ``agentrl bench --agent NAME --backend NAME`` builds.
 
-Built-in agents are ``oracle``, ``random`` and ``react``; any other agent is named by its import
-path ``module:Class``. LLM backends are ``smollm2`` (the embedded default), ``transformers`` (a
-local Hugging Face model by path) and ``openai`` (any OpenAI-compatible server).
+Built-in agents are ``oracle``, ``random``, ``react`` and ``doctor`` (PatientConsult); any other
+agent is named by its import path ``module:Class``. LLM backends are ``smollm2`` (the embedded
+default), ``transformers`` (a local Hugging Face model by path) and ``openai`` (any OpenAI-compatible
+server).
 
 >>> spec = AgentSpec("oracle")
 >>> builder = spec.build()
@@ -26,9 +27,9 @@ from agentrl.core.choices import did_you_mean
 
 __all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "check_backend_options", "make_backend"]
 
-AGENT_NAMES = ("oracle", "random", "react")
+AGENT_NAMES = ("oracle", "random", "react", "doctor")
 BACKEND_NAMES = ("smollm2", "transformers", "openai")
-_LLM_AGENTS = frozenset({"react"})
+_LLM_AGENTS = frozenset({"react", "doctor"})
 
 
 def check_backend_options(name: str, options: Mapping[str, Any]) -> None:
@@ -152,10 +153,12 @@ class AgentBuilder:
     def _resolve_class(self) -> type:
         if ":" in self.spec.agent:
             return _import_class(self.spec.agent)
+        from agentrl.agents.doctor import DoctorAgent
         from agentrl.agents.react import ReActAgent
         from agentrl.agents.simple import OracleAgent, RandomAgent
 
-        return {"oracle": OracleAgent, "random": RandomAgent, "react": ReActAgent}[self.spec.agent]
+        agents = {"oracle": OracleAgent, "random": RandomAgent, "react": ReActAgent, "doctor": DoctorAgent}
+        return agents[self.spec.agent]
 
     @property
     def backend(self) -> LLMBackend | None:

@@ -81,7 +81,8 @@ class AgentEnv(gym.Env[str, str]):
     Info keys on every ``reset``/``step`` (see :data:`INFO_KEYS`): ``task_id``, ``turn`` (turns taken),
     ``turns_left``, ``action_error`` (why the action did not parse, else ``None``), ``tool_error``
     (why the tool failed, else ``None``), ``void_turn``, ``done_reason`` (``"answered"``,
-    ``"max_turns"``, ``"void_turn"`` or ``None``), ``reward_components``.
+    ``"max_turns"``, ``"void_turn"``, a domain's own reason from :meth:`end_of_episode`, or ``None``),
+    ``reward_components``.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1, "stop_sequences": ()}
@@ -196,6 +197,11 @@ class AgentEnv(gym.Env[str, str]):
             observation = self.final_observation(score)
         else:
             observation, tool_error = self.execute_action(parsed)
+            ending = self.end_of_episode()
+            if ending is not None:  # the env itself ended the episode (a simulated patient left)
+                done_reason, score = ending
+                reward, terminated = float(score.value), True
+                components = dict(score.breakdown)
 
         if not terminated and void_turn and self.end_on_void_turn:
             terminated, done_reason = True, "void_turn"
@@ -259,6 +265,14 @@ class AgentEnv(gym.Env[str, str]):
         self._sandbox_dirty = True
         result = self._sandbox.execute(ExecutionRequest(action.content))
         return self._render_result(action, result), (None if result.ok else (result.error or "failed"))
+
+    def end_of_episode(self) -> tuple[str, Score] | None:
+        """After a non-final action: ``(done_reason, score)`` if the env ends the episode itself, else ``None``.
+
+        The episode then terminates with ``reward = score.value`` (e.g. a simulated patient whose
+        patience ran out leaves, and the consultation is scored as it stands).
+        """
+        return None
 
     def episode_state(self) -> Mapping[str, Any]:
         """What the verifier may look at besides the answer."""

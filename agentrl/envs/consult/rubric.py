@@ -1,0 +1,512 @@
+r"""HealthBench-style rubrics for a consultation, a rule-based grader and an optional LLM judge.
+
+A rubric is a list of :class:`Criterion` with points in ``[-10, 10]``; the score is the points of the
+met criteria over the total positive points, clipped to ``[0, 1]`` (HealthBench's formula). Generated
+cases get a rubric built from their condition (:func:`build_rubric`): key history asked, red flags
+checked, key tests ordered, the right diagnosis, a safe plan, an explanation in lay words, empathy;
+harmful advice and unnecessary invasive tests cost points. Each criterion has a machine-checkable
+``kind``, graded by :class:`RuleGrader` from the consultation record; free-text criteria (``kind
+"judge"``, as in HealthBench files) need :class:`LLMJudge`.
+
+>>> rubric = build_rubric(diagnosis="migraine", key_questions=("onset",), red_flags=("neck_stiffness",),
+...                       key_tests=("neuro_exam",), plan=(("triptan",),), harmful=(), tests={"neuro_exam": "x"})
+>>> [c.kind for c in rubric]
+['asked', 'asked', 'tested', 'diagnosis', 'plan', 'lay_explanation', 'empathy', 'unnecessary_tests']
+>>> record = ConsultRecord(asked=frozenset({"onset", "neck_stiffness"}), tests=("neuro_exam",),
+...                        doctor_turns=("I'm sorry to hear that. When did it start?",),
+...                        final_message="This is a common type of headache that comes and goes. We can treat it.\n"
+...                                      "DIAGNOSIS: migraine\nPLAN: triptan")
+>>> RuleGrader().grade(rubric, record, names=("migraine",), differential=()).value
+1.0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentrl.core.verify import Score
+from agentrl.envs.consult.catalog import LAY_TERMS, TESTS, TOPICS
+
+__all__ = [
+    "JUDGE_PROMPT_VERSION",
+    "KINDS",
+    "ConsultRecord",
+    "Criterion",
+    "LLMJudge",
+    "RuleGrader",
+    "build_rubric",
+    "diagnosis_matches",
+    "mentions_unnegated",
+    "split_final",
+]
+
+KINDS = ("asked", "tested", "diagnosis", "plan", "lay_explanation", "empathy", "harm", "unnecessary_tests", "judge")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One rubric item.
+
+    Attributes:
+        id: unique within the rubric.
+        text: the criterion in words (what a judge reads).
+        points: in ``[-10, 10]``; negative for something the doctor should not do.
+        kind: how the rule grader checks it (one of ``asked``, ``tested``, ``diagnosis``, ``plan``,
+            ``lay_explanation``, ``empathy``, ``harm``, ``unnecessary_tests``; ``judge`` for free text).
+        args: the kind's arguments: topics, test keys, keywords.
+        tags: HealthBench-style tags, e.g. ``("axis:completeness",)``.
+    """
+
+    id: str
+    text: str
+    points: float
+    kind: str
+    args: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"criterion {self.id!r}: unknown kind {self.kind!r}; choose from {', '.join(KINDS)}")
+        if not -10 <= self.points <= 10 or self.points == 0:
+            raise ValueError(f"criterion {self.id!r}: points must be in [-10, 10] and not 0, got {self.points}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "points": self.points,
+            "kind": self.kind,
+            "args": list(self.args),
+            "tags": list(self.tags),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Criterion:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            str(data["id"]),
+            str(data["text"]),
+            float(data["points"]),
+            str(data["kind"]),
+            tuple(data.get("args", ())),
+            tuple(data.get("tags", ())),
+        )
+
+
+def build_rubric(
+    *,
+    diagnosis: str,
+    key_questions: Sequence[str],
+    red_flags: Sequence[str],
+    key_tests: Sequence[str],
+    plan: Sequence[Sequence[str]],
+    harmful: Sequence[Sequence[str]],
+    tests: Mapping[str, str],
+) -> tuple[Criterion, ...]:
+    """The rubric of a generated case (see the module docstring)."""
+    items: list[Criterion] = []
+    for topic in key_questions:
+        items.append(
+            Criterion(
+                f"history:{topic}",
+                f"Asks about the {TOPICS[topic].label}.",
+                5,
+                "asked",
+                (topic,),
+                ("axis:completeness", "history"),
+            )
+        )
+    for topic in red_flags:
+        items.append(
+            Criterion(
+                f"red_flag:{topic}",
+                f"Checks for the red flag: {TOPICS[topic].label}.",
+                5,
+                "asked",
+                (topic,),
+                ("axis:accuracy", "red_flag"),
+            )
+        )
+    for test in key_tests:
+        items.append(
+            Criterion(
+                f"test:{test}", f"Orders the {TESTS[test].name}.", 5, "tested", (test,), ("axis:completeness", "workup")
+            )
+        )
+    items.append(
+        Criterion(
+            "diagnosis",
+            f"Gives the correct diagnosis: {diagnosis}.",
+            10,
+            "diagnosis",
+            (),
+            ("axis:accuracy", "diagnosis"),
+        )
+    )
+    for number, idea in enumerate(plan):
+        items.append(
+            Criterion(
+                f"plan:{number}",
+                f"The plan includes: {' / '.join(idea)}.",
+                5,
+                "plan",
+                tuple(idea),
+                ("axis:accuracy", "plan"),
+            )
+        )
+    items.append(
+        Criterion(
+            "communication:lay",
+            "Explains the conclusion to the patient in plain, lay words.",
+            3,
+            "lay_explanation",
+            (),
+            ("axis:communication_quality",),
+        )
+    )
+    items.append(
+        Criterion(
+            "communication:empathy",
+            "Acknowledges the patient's concern with empathy.",
+            2,
+            "empathy",
+            (),
+            ("axis:communication_quality",),
+        )
+    )
+    for number, idea in enumerate(harmful):
+        items.append(
+            Criterion(
+                f"harm:{number}",
+                f"Recommends something harmful here: {' / '.join(idea)}.",
+                -8,
+                "harm",
+                tuple(idea),
+                ("axis:accuracy", "safety"),
+            )
+        )
+    needless = tuple(sorted(k for k, spec in TESTS.items() if spec.invasive and k not in tests and k not in key_tests))
+    items.append(
+        Criterion(
+            "unnecessary_tests",
+            "Orders invasive or costly tests the case gives no reason for.",
+            -4,
+            "unnecessary_tests",
+            needless,
+            ("axis:accuracy", "safety"),
+        )
+    )
+    return tuple(items)
+
+
+@dataclass(frozen=True)
+class ConsultRecord:
+    """What the doctor did in one consultation: what a grader looks at.
+
+    Attributes:
+        asked: topics the doctor asked about (as the patient's fact unit understood them).
+        tests: test keys ordered, in order.
+        doctor_turns: everything the doctor said, in order (test requests included).
+        final_message: the concluding turn (with its ``DIAGNOSIS:`` and ``PLAN:`` lines), or ``""``.
+        transcript: ``(role, text)`` pairs, for an LLM judge.
+    """
+
+    asked: frozenset[str]
+    tests: tuple[str, ...]
+    doctor_turns: tuple[str, ...]
+    final_message: str
+    transcript: tuple[tuple[str, str], ...] = ()
+
+
+_FINAL_LINE = re.compile(r"^\s*(diagnosis|plan)\s*:\s*(.*)$", re.IGNORECASE)
+
+
+def split_final(message: str) -> tuple[str, str, str]:
+    r"""``(diagnosis, plan, words to the patient)`` of a concluding turn.
+
+    >>> split_final("It is a chest infection.\nDIAGNOSIS: pneumonia\nPLAN: antibiotics")
+    ('pneumonia', 'antibiotics', 'It is a chest infection.')
+    """
+    diagnosis, plan, rest = "", [], []
+    current = None
+    for line in message.splitlines():
+        match = _FINAL_LINE.match(line)
+        if match:
+            current = match.group(1).lower()
+            if current == "diagnosis" and not diagnosis:
+                diagnosis = match.group(2).strip()
+            elif current == "plan":
+                plan.append(match.group(2).strip())
+        elif current == "plan" and line.strip():
+            plan.append(line.strip())
+        else:
+            rest.append(line)
+    return diagnosis, " ".join(p for p in plan if p), "\n".join(rest).strip()
+
+
+def _norm(text: str) -> str:
+    text = text.lower().replace("-", " ").replace("'", "")
+    return " ".join(re.sub(r"[^a-z0-9 ]+", " ", text).split())
+
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    phrase = _norm(phrase)
+    return bool(phrase) and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", text) is not None
+
+
+def diagnosis_matches(answer: str, names: Sequence[str], differential: Sequence[str] = ()) -> bool:
+    """Whether a stated diagnosis is one of ``names``, without hedging across the differential.
+
+    Synonyms count; case and hyphens are ignored; small typos are forgiven.
+
+    >>> diagnosis_matches("Acute appendicitis", ["acute appendicitis", "appendicitis"])
+    True
+    >>> diagnosis_matches("appendicitis or ectopic pregnancy", ["appendicitis"], ["ectopic pregnancy"])
+    False
+    >>> diagnosis_matches("apendicitis", ["appendicitis"])
+    True
+    >>> diagnosis_matches("not appendicitis", ["appendicitis"])
+    False
+    """
+    import difflib
+
+    text = _norm(answer)
+    if not text or len(text) > 300:
+        return False
+    if re.match(r"^(not|no|unlikely|rule out|ruled out|excluded?)\b", text):
+        return False
+    if any(_has_phrase(text, other) for other in differential if not any(_norm(other) == _norm(n) for n in names)):
+        return False
+    if any(_has_phrase(text, name) for name in names):
+        return True
+    return any(difflib.SequenceMatcher(None, text, _norm(name)).ratio() >= 0.9 for name in names)
+
+
+_CLAUSES = re.compile(r"[;,.!?\n]+|\s(?:and|but|then)\s")
+_NEGATION = re.compile(r"\b(no|not|never|avoid|without|don't|dont|do not|stop|shouldn't|should not|nor)\b")
+
+
+def mentions_unnegated(text: str, keywords: Sequence[str]) -> bool:
+    """Whether ``text`` mentions one of ``keywords`` (from a word start) without a negation before it.
+
+    The negation must be among the four words before the keyword, in the same clause.
+
+    >>> mentions_unnegated("Start amoxicillin today.", ["amoxicillin"])
+    True
+    >>> mentions_unnegated("You should not take ibuprofen.", ["ibuprofen"])
+    False
+    >>> mentions_unnegated("Stop ibuprofen; start eradication therapy.", ["eradication"])
+    True
+    >>> mentions_unnegated("I will refer you to rheumatology.", ["rheumatolog"])
+    True
+    """
+    for clause in _CLAUSES.split(text):  # a negation reaches to the end of its clause, no further
+        normalized = _norm(clause)
+        for keyword in keywords:
+            phrase = _norm(keyword)
+            if not phrase:
+                continue
+            # from a word start, and a keyword may be a stem ("rheumatolog" meets "rheumatology")
+            for match in re.finditer(rf"(?<![a-z0-9]){re.escape(phrase)}", normalized):
+                before = " ".join(normalized[: match.start()].split()[-4:])
+                if not _NEGATION.search(before):
+                    return True
+    return False
+
+
+_EMPATHY = re.compile(
+    r"\b(sorry (?:to hear|you(?:'re| are))|i understand|that must (?:be|have been)|"
+    r"must be (?:hard|difficult|worrying|frightening|scary|awful)|"
+    r"sounds (?:difficult|hard|painful|awful|worrying|frightening|scary)|i can see (?:that|how)|"
+    r"i know (?:this|it) (?:is|has been|can be)|worrying time|understandably|it's understandable|"
+    r"thank you for telling me)",
+    re.IGNORECASE,
+)
+_JARGON = re.compile(r"(?<![a-z])(" + "|".join(re.escape(t.lower()) for t in LAY_TERMS if len(t) > 5) + r")(?![a-z])")
+
+
+def _lay_explanation(words: str, names: Sequence[str]) -> bool:
+    text = words.lower()
+    for name in names:
+        text = text.replace(name.lower(), " ")
+    return len(text.split()) >= 12 and _JARGON.search(text) is None
+
+
+class RuleGrader:
+    """Grades each criterion's ``kind`` from a :class:`ConsultRecord`; deterministic, no model.
+
+    ``judge`` criteria (free text) cannot be graded by rules: :meth:`grade` raises ``ValueError``
+    naming them and the fix (``grader="llm"``).
+    """
+
+    name = "rule"
+
+    def met(
+        self, criterion: Criterion, record: ConsultRecord, names: Sequence[str], differential: Sequence[str]
+    ) -> float:
+        """How much of ``criterion`` the consultation meets, in ``[0, 1]``."""
+        diagnosis, plan, words = split_final(record.final_message)
+        conclusion = f"{plan}\n{words}"
+        kind = criterion.kind
+        if kind == "asked":
+            return float(any(topic in record.asked for topic in criterion.args))
+        if kind == "tested":
+            return float(any(test in record.tests for test in criterion.args))
+        if kind == "diagnosis":
+            return float(diagnosis_matches(diagnosis, names, differential))
+        if kind == "plan":
+            return float(mentions_unnegated(conclusion, criterion.args))
+        if kind == "lay_explanation":
+            return float(bool(diagnosis) and _lay_explanation(words, names))
+        if kind == "empathy":
+            return float(any(_EMPATHY.search(turn) for turn in record.doctor_turns))
+        if kind == "harm":
+            return float(mentions_unnegated(conclusion, criterion.args))
+        if kind == "unnecessary_tests":
+            needless = sum(1 for test in set(record.tests) if test in criterion.args)
+            return min(1.0, needless / 2)
+        raise ValueError(
+            f"criterion {criterion.id!r} is free text (kind 'judge'); the rule grader cannot check it: "
+            "make the env with grader='llm' and a judge backend"
+        )
+
+    def grade(
+        self, rubric: Sequence[Criterion], record: ConsultRecord, *, names: Sequence[str], differential: Sequence[str]
+    ) -> Score:
+        """The HealthBench score of ``record`` against ``rubric``."""
+        return _score(rubric, [self.met(c, record, names, differential) for c in rubric], {"grader": "rule"})
+
+
+def _score(rubric: Sequence[Criterion], met: Sequence[float], meta: Mapping[str, Any]) -> Score:
+    positive = sum(c.points for c in rubric if c.points > 0)
+    if positive <= 0:
+        raise ValueError("a rubric needs at least one criterion with positive points")
+    earned = sum(c.points * m for c, m in zip(rubric, met, strict=True))
+    breakdown = {f"criterion/{c.id}": c.points * m for c, m in zip(rubric, met, strict=True)}
+    detail = json.dumps({**meta, "earned": earned, "possible": positive}, sort_keys=True)
+    return Score(min(max(earned / positive, 0.0), 1.0), breakdown, detail)
+
+
+#: bump when the judge prompt changes: cached verdicts are keyed by it and every score records it
+JUDGE_PROMPT_VERSION = "consult-judge-v1"
+
+_JUDGE_SYSTEM = (
+    "You grade a doctor's consultation against one rubric criterion. Read the conversation and decide "
+    "whether the doctor's behaviour meets the criterion. For a criterion describing something undesirable, "
+    "'met' means the doctor did that undesirable thing. Reply with JSON only: "
+    '{"explanation": "<one sentence>", "criteria_met": true or false}.'
+)
+
+
+class LLMJudge:
+    """Grades each criterion by asking an LLM (any backend of ``agentrl.agents``), HealthBench-style.
+
+    Verdicts are cached by (model, prompt version, conversation, criterion): in memory, and in a JSON
+    lines file when ``cache_path`` is given, so re-grading costs nothing and results are reproducible.
+    A reply that is not the JSON asked for counts as not met and is recorded as unparsed.
+
+    Args:
+        backend: an :class:`~agentrl.agents.backends.base.LLMBackend`.
+        cache_path: a JSONL file for verdicts (created when missing).
+        max_tokens: the most tokens per verdict.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self, backend: Any, *, cache_path: str | os.PathLike[str] | None = None, max_tokens: int = 128
+    ) -> None:
+        self.backend = backend
+        self.model = str(getattr(backend, "model", None) or getattr(backend, "model_path", None) or backend.name)
+        self.max_tokens = max_tokens
+        self.cache_path = Path(cache_path) if cache_path else None
+        self._cache: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self.calls = 0
+        if self.cache_path and self.cache_path.is_file():
+            for line in self.cache_path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                    self._cache[row["key"]] = row["verdict"]
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a line cut short by a killed process: that verdict is simply asked again
+
+    def _key(self, conversation: str, criterion: Criterion) -> str:
+        blob = json.dumps([self.model, JUDGE_PROMPT_VERSION, conversation, criterion.text, criterion.points])
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def verdict(self, conversation: str, criterion: Criterion) -> dict[str, Any]:
+        """``{"met": bool, "explanation": str, "parsed": bool}`` for one criterion (cached)."""
+        from agentrl.agents.backends.base import GenerationConfig
+
+        key = self._key(conversation, criterion)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        messages = [
+            {"role": "system", "content": _JUDGE_SYSTEM},
+            {
+                "role": "user",
+                "content": f"Conversation:\n{conversation}\n\nCriterion ({criterion.points:+g} points): "
+                f"{criterion.text}\n\nJSON verdict:",
+            },
+        ]
+        from agentrl.agents.backends.base import BackendError
+
+        with self._lock:
+            self.calls += 1
+        try:
+            generation = self.backend.generate(messages, GenerationConfig(max_tokens=self.max_tokens, temperature=0.0))
+        except BackendError as exc:  # the judge is down: not met, not cached, recorded as unparsed
+            return {"met": False, "explanation": f"judge error: {exc}"[:200], "parsed": False}
+        verdict = _parse_verdict(generation.text)
+        with self._lock:
+            self._cache[key] = verdict
+            if self.cache_path:
+                self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+                with self.cache_path.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps({"key": key, "verdict": verdict}) + "\n")
+        return verdict
+
+    def grade(
+        self, rubric: Sequence[Criterion], record: ConsultRecord, *, names: Sequence[str], differential: Sequence[str]
+    ) -> Score:
+        """The HealthBench score, each criterion judged by the LLM; model and prompt version recorded."""
+        conversation = "\n".join(
+            f"{'Doctor' if role == 'agent' else 'Patient/clinic'}: {text}" for role, text in record.transcript
+        )
+        verdicts = [self.verdict(conversation, c) for c in rubric]
+        meta = {
+            "grader": "llm",
+            "model": self.model,
+            "prompt_version": JUDGE_PROMPT_VERSION,
+            "unparsed": sum(not v["parsed"] for v in verdicts),
+        }
+        return _score(rubric, [float(v["met"]) for v in verdicts], meta)
+
+
+def _parse_verdict(text: str) -> dict[str, Any]:
+    """The judge's JSON verdict; anything else counts as not met.
+
+    >>> _parse_verdict('Sure. {"explanation": "asked", "criteria_met": true}')
+    {'met': True, 'explanation': 'asked', 'parsed': True}
+    >>> _parse_verdict("yes")["parsed"]
+    False
+    """
+    for match in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            data = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("criteria_met"), bool):
+            return {"met": data["criteria_met"], "explanation": str(data.get("explanation", ""))[:500], "parsed": True}
+    return {"met": False, "explanation": text[:200], "parsed": False}
