@@ -6,21 +6,24 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.agentrl-installed
-# Debian packages the test tiers use: bubblewrap isolates the Python sandbox; Chromium renders
-# benchmark reports in the browser tests (Playwright drives Debian's build: never `playwright install`).
-SYSTEM_PACKAGES := bubblewrap chromium
-SYSTEM_COMMANDS := bwrap chromium
+# Debian packages the test tiers use: bubblewrap isolates the Python sandbox; Chromium runs the game
+# envs and renders benchmark reports (Playwright drives Debian's build: never `playwright install`);
+# npm fetches Ruffle, the Flash emulator of AgentRL/FlashGame-SWF-v0.
+SYSTEM_PACKAGES := bubblewrap chromium npm
+SYSTEM_COMMANDS := bwrap chromium npm
 
-.PHONY: demo test lint system-deps setup clean
+.PHONY: demo test lint system-deps setup clean ruffle
 
 # The main job on built-in defaults: benchmark the oracle, a random agent and the ReAct agent on the
 # embedded SmolLM2 over a small sample of every registered env, into one report; then a short GRPO run
 # of a tiny model on the toy letter env, whose reward curve rises. Re-running resumes both.
 DEMO_OUT ?= runs/demo
 demo: setup
-	$(PY) -m agentrl.cli bench --suite all --agent oracle --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
-	$(PY) -m agentrl.cli bench --suite all --agent random --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
-	$(PY) -m agentrl.cli bench --suite all --agent react --backend smollm2 --episodes 2 --max-tokens 192 \
+	$(PY) -m agentrl.cli bench --suite text --agent oracle --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite text --agent random --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite games --agent oracle --episodes 2 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite games --agent random --episodes 2 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite text --agent react --backend smollm2 --episodes 2 --max-tokens 192 \
 	  --env-kwarg max_turns=5 --concurrency 2 --out $(DEMO_OUT)
 	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
 	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3 --resume true
@@ -34,7 +37,12 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check agentrl tests examples
 
-setup: system-deps $(STAMP)
+setup: system-deps $(STAMP) ruffle
+
+# Ruffle (npm @ruffle-rs/ruffle, pinned) into ~/.cache/agentrl/ruffle: installed once, then found there.
+ruffle: $(STAMP)
+	@$(PY) -c "from agentrl.envs.games.ruffle import ruffle_dir; ruffle_dir()" || \
+	  echo "warning: Ruffle is not installed; AgentRL/FlashGame-SWF-v0 needs: npm install --prefix ~/.cache/agentrl/ruffle @ruffle-rs/ruffle@0.6.0"
 
 # Installs missing Debian packages when root; otherwise prints the exact command and goes on
 # (the sandbox then reports the weaker isolation it runs with).

@@ -327,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     which = bench.add_argument_group("what to run")
     which.add_argument("--env", nargs="+", metavar="ID", help="env id(s)")
-    which.add_argument("--suite", help="a named set of env ids: all, text, quick")
+    which.add_argument("--suite", help="a named set of env ids: all, text, games, quick")
     which.add_argument("--agent", help="oracle, random, react, or an import path package.module:Class")
     which.add_argument("--episodes", type=int, default=10, help="episodes per seed per env (default 10)")
     which.add_argument("--seeds", type=int, nargs="+", default=[0], help="base seeds (default 0)")

@@ -55,6 +55,10 @@ def check_domain(
     kwargs = dict(make_kwargs or {})
     say = log or (lambda line: None)
     env = gym.make(env_id, **kwargs)
+    if callable(getattr(env.unwrapped, "oracle_action", None)):  # a game env: pixels, an oracle policy
+        env.close()
+        _check_game_domain(env_id, seeds, kwargs, say)
+        return
     twin = gym.make(env_id, **kwargs)
     try:
         base = env.unwrapped
@@ -191,6 +195,93 @@ def _check_budget(env: gym.Env, seed: int, env_id: str) -> None:
     except ResetNeeded:
         return
     raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
+
+
+# ---------------------------------------------------------------------- game envs
+def _game_episode(env: gym.Env, seed: int, steps: int) -> list[tuple[Any, ...]]:
+    """The oracle's first ``steps`` steps: a hash of each frame, the reward and the flags."""
+    import hashlib
+
+    import numpy as np
+
+    def digest(observation: Any) -> str:
+        pixels = observation["pixels"] if isinstance(observation, dict) else observation
+        if isinstance(pixels, np.ndarray):
+            return hashlib.sha256(pixels.tobytes()).hexdigest()[:16]
+        return str(pixels)
+
+    observation, _ = env.reset(seed=seed)
+    record: list[tuple[Any, ...]] = [(digest(observation),)]
+    for _ in range(steps):
+        observation, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        record.append((digest(observation), float(reward), terminated, truncated, info["milestones_done"]))
+        if terminated or truncated:
+            break
+    return record
+
+
+def _check_game_domain(
+    env_id: str, seeds: Sequence[int], kwargs: Mapping[str, Any], say: Callable[[str], None]
+) -> None:
+    """The game-env form of :func:`check_domain`: the oracle wins, frames replay, bad actions are errors."""
+    import numpy as np
+
+    env = gym.make(env_id, **kwargs)
+    twin = gym.make(env_id, **kwargs)
+    try:
+        base = env.unwrapped
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            check_env(base, skip_render_check=True)
+        say(f"{env_id}: check_env passed")
+        first, second = _game_episode(env, seeds[0], 20), _game_episode(twin, seeds[0], 20)
+        if first != second:
+            raise DomainCheckError(f"{env_id}: not deterministic under seed {seeds[0]}: {first[:3]} vs {second[:3]}")
+        say(f"{env_id}: frames replay under seed {seeds[0]}")
+        for seed in seeds:
+            env.reset(seed=seed)
+            terminated = truncated = False
+            info: dict[str, Any] = {}
+            while not (terminated or truncated):
+                _, _, terminated, truncated, info = env.step(base.oracle_action())
+            if not (terminated and info["won"] and info["milestones_done"] == info["milestones_total"]):
+                raise DomainCheckError(f"{env_id}: the oracle did not complete the game under seed {seed}: {info}")
+        say(f"{env_id}: the oracle completes every milestone for seeds {list(seeds)}")
+        env.reset(seed=seeds[0])
+        if isinstance(base.action_space, gym.spaces.Discrete):
+            for bad in (-1, base.action_space.n, 1.5, "up"):
+                try:
+                    env.step(bad)
+                except (AgentRLError, TypeError, ValueError):
+                    continue
+                raise DomainCheckError(f"{env_id}: step({bad!r}) should raise InvalidActionType")
+        else:
+            for bad in ("", "zq-garbage", "click(-5, -5)", "x" * 5000):
+                _, reward, terminated, _, info = env.step(bad)
+                if not isinstance(info["action_error"], str) or terminated or reward != 0:
+                    raise DomainCheckError(f"{env_id}: action {bad[:40]!r} should be an error, got {info}")
+        say(f"{env_id}: bad actions are refused")
+        env.reset(seed=seeds[0])
+        steps = 0
+        truncated = terminated = False
+        while not (terminated or truncated):
+            action = base.action_space.sample() if isinstance(base.action_space, gym.spaces.Discrete) else "wait()"
+            _, _, terminated, truncated, info = env.step(np.int64(action) if not isinstance(action, str) else action)
+            steps += 1
+        if truncated and (steps != base.max_steps or info["done_reason"] != "max_steps"):
+            raise DomainCheckError(f"{env_id}: truncated after {steps} steps with a budget of {base.max_steps}")
+        try:
+            env.step(0 if isinstance(base.action_space, gym.spaces.Discrete) else "wait()")
+        except ResetNeeded:
+            pass
+        else:
+            raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
+        say(f"{env_id}: the episode ends by its budget or the game, then step() raises ResetNeeded")
+    finally:
+        twin.close()
+        env.close()
+        env.close()
+    say(f"{env_id}: close() twice passed")
 
 
 # ---------------------------------------------------------------------- multi-agent envs

@@ -419,3 +419,30 @@ def test_async_vector_env_fork_after_minilm_does_not_hang() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("Patient:")
+
+
+def test_doctor_agent_concludes_before_the_budget_runs_out() -> None:
+    """A model that never writes DIAGNOSIS: is asked for the name on the last turn, so the episode concludes."""
+    from agentrl.agents.backends.base import Generation
+    from agentrl.agents.doctor import DoctorAgent
+
+    class Rambler:  # a test double: a model that only ever asks the same question
+        name = "rambler"
+
+        def generate(self, messages, config):
+            return Generation("migraine" if "most likely diagnosis" in messages[-1]["content"] else "Any fever?")
+
+        def count_tokens(self, messages):
+            return sum(len(m["content"]) // 4 for m in messages)
+
+    env = gym.make(ENV_ID, semantic=False, max_turns=3, conditions=["migraine"], cases_per_condition=1)
+    agent = DoctorAgent(Rambler())
+    agent.bind(env)
+    observation, info = env.reset(seed=0)
+    agent.reset(info)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        observation, _, terminated, truncated, info = env.step(agent.act(observation, info))
+    assert terminated and info["done_reason"] == "answered" and agent.forced_conclusions == 1
+    assert info["reward_components"]["diagnosis_correct"] == 1.0
+    env.close()

@@ -11,7 +11,13 @@ import pytest
 
 import agentrl.envs
 
-TEXT_ENV_IDS = sorted(env_id for env_id in gym.registry if env_id.split("/")[0] in ("AgentRL", "AgentRL-MA"))
+# the game envs (pixels, a browser each) have their own tests in test_games.py
+_GAME_IDS = {spec.env_id for spec in agentrl.registered_domains() if "games" in spec.tags}
+TEXT_ENV_IDS = sorted(
+    env_id
+    for env_id in gym.registry
+    if env_id.split("/")[0] in ("AgentRL", "AgentRL-MA") and env_id not in _GAME_IDS
+)
 MODES = [("sync", {}), ("async", {"shared_memory": False})]  # text cannot live in shared memory
 NUM_ENVS = 2
 
@@ -20,7 +26,7 @@ def test_the_expected_ids_are_registered() -> None:
     """The domains, the trainer's toy env and the multi-agent views are all covered below."""
     expected = {"AgentRL/TIRMath-v0", "AgentRL/Search-v0", "AgentRL/SQL-v0", "AgentRL/Letter-v0"}
     assert expected <= set(TEXT_ENV_IDS)
-    assert {spec.env_id for spec in agentrl.registered_domains()} <= set(TEXT_ENV_IDS)
+    assert {spec.env_id for spec in agentrl.registered_domains() if "text" in spec.tags} <= set(TEXT_ENV_IDS)
     assert "AgentRL-MA/tictactoe-vs-best-v0" in TEXT_ENV_IDS
 
 

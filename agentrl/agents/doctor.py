@@ -3,7 +3,8 @@
 A :class:`~agentrl.agents.react.ReActAgent` with a clinician's instructions (a focused history, red
 flags, a few tests, then a plain-words conclusion) and a conclusion deadline: when the turn budget is
 nearly spent, the observation carries a note asking for ``DIAGNOSIS:`` and ``PLAN:`` now, so that a
-weak model still ends the consultation instead of being truncated with nothing. A turn that contains
+weak model still ends the consultation instead of being truncated with nothing; if its last turn still
+has no ``DIAGNOSIS:`` line, the model is asked for just the name, which is appended. A turn that contains
 neither a question, a test nor a diagnosis is sent as it is: the env answers it (the patient is
 puzzled), which is the signal an RL trainer needs.
 
@@ -27,12 +28,16 @@ puzzled), which is the signal an RL trainer needs.
 
 from __future__ import annotations
 
+import asyncio
+import re
 from typing import Any
 
-from agentrl.agents.backends.base import LLMBackend
+from agentrl.agents.backends.base import ChatMessage, GenerationConfig, LLMBackend
 from agentrl.agents.react import ReActAgent
 
 __all__ = ["DOCTOR_INSTRUCTIONS", "DoctorAgent"]
+
+_DIAGNOSIS = re.compile(r"^[\s*_#>-]*diagnosis[\s*_]*:", re.IGNORECASE | re.MULTILINE)
 
 DOCTOR_INSTRUCTIONS = (
     "How to consult: greet the patient kindly; ask one or two short questions per turn about when it started, "
@@ -61,6 +66,8 @@ class DoctorAgent(ReActAgent):
         if conclude_when_turns_left < 1:
             raise ValueError(f"conclude_when_turns_left must be >= 1, got {conclude_when_turns_left}")
         self.conclude_when_turns_left = conclude_when_turns_left
+        #: last turns where the model gave no diagnosis and was asked for just the name
+        self.forced_conclusions = 0
 
     def _note(self, observation: Any, info: dict[str, Any]) -> Any:
         left = info.get("turns_left")
@@ -73,8 +80,27 @@ class DoctorAgent(ReActAgent):
 
     def act(self, observation: Any, info: dict[str, Any]) -> str:
         """The next doctor turn."""
-        return super().act(self._note(observation, info), info)
+        turn = super().act(self._note(observation, info), info)
+        return self._ensure_conclusion(turn, info)
 
     async def aact(self, observation: Any, info: dict[str, Any]) -> str:
         """The next doctor turn, without blocking."""
-        return await super().aact(self._note(observation, info), info)
+        turn = await super().aact(self._note(observation, info), info)
+        return await asyncio.to_thread(self._ensure_conclusion, turn, info)
+
+    def _ensure_conclusion(self, turn: str, info: dict[str, Any]) -> str:
+        """On the last turn, a reply without ``DIAGNOSIS:`` gets one: the model is asked for just the name.
+
+        A small model that rambles would otherwise be truncated with nothing to score.
+        """
+        if info.get("turns_left") != 1 or _DIAGNOSIS.search(turn):
+            return turn
+        heard = "\n".join(m["content"][-400:] for m in self.messages if m["role"] == "user")[-2000:]
+        ask: list[ChatMessage] = [
+            {"role": "system", "content": "You are a doctor. Answer with the name of one diagnosis, nothing else."},
+            {"role": "user", "content": f"{heard}\n\nThe most likely diagnosis is:"},
+        ]
+        reply = self.backend.generate(ask, GenerationConfig(max_tokens=16, temperature=0.0, seed=self.seed))
+        name = " ".join(reply.text.strip().splitlines()[0].split()[:8]).strip(" .:") if reply.text.strip() else ""
+        self.forced_conclusions += 1
+        return f"{turn.rstrip()}\nDIAGNOSIS: {name or 'unclear'}\nPLAN: review and follow-up"

@@ -24,17 +24,27 @@ class OracleAgent(BaseAgent):
     def __init__(self) -> None:
         super().__init__()
         self._actions: list[str] = []
+        self._policy: Any = None
 
     def reset(self, info: dict[str, Any]) -> None:
-        """Read the privileged action sequence of the bound env's current task."""
+        """Read the privileged action sequence of the bound env's current task.
+
+        Envs whose expert reacts to the state (the game envs) offer ``oracle_action()`` instead,
+        which the agent asks at every step.
+        """
         if self.env is None:
             raise RuntimeError("OracleAgent needs the env: call agent.bind(env) before reset()")
+        self._policy = getattr(self.env.unwrapped, "oracle_action", None)
+        if self._policy is not None:
+            return
         self._actions = list(self.env.unwrapped.task.oracle_actions)
         if not self._actions:
             raise ValueError(f"task {info.get('task_id')!r} has no oracle_actions")
 
-    def act(self, observation: Any, info: dict[str, Any]) -> str:
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
         """The next oracle action."""
+        if self._policy is not None:
+            return self._policy()
         return self._actions.pop(0) if len(self._actions) > 1 else self._actions[0]
 
 

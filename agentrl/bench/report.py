@@ -170,7 +170,8 @@ def _episode_table(groups: Sequence[GroupStats]) -> tuple[str, list[Any]]:
             trajectory = r.get("trajectory") if isinstance(r.get("trajectory"), list) else []
             payload.append({"title": f"{g.env} | {g.agent} | seed {r.get('seed')} episode {r.get('episode')} "
                                      f"attempt {r.get('attempt')} | task {r.get('task_id')}",
-                            "key": r.get("key"), "error": r.get("error"), "turns": trajectory})
+                            "key": r.get("key"), "error": r.get("error"), "turns": trajectory,
+                            "video": r.get("video") if isinstance(r.get("video"), str) else None})
             index += 1
     table = ('<table class="episodes" id="episodes"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)
              + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
@@ -196,7 +197,7 @@ tr.error td{background:#fff0f0}tr.ok td:nth-child(9){color:#228833}tr.fail td:nt
 #filter{margin:8px 0;padding:4px;width:320px}
 """
 
-_JS = """
+_JS = r"""
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("episodes-data").textContent);
@@ -214,6 +215,9 @@ _JS = """
     td.colSpan = row.children.length;
     td.appendChild(el("div", "meta", item.title));
     if (item.error) { td.appendChild(el("div", "turn error", "error: " + item.error)); }
+    if (item.video && /^videos\/[A-Za-z0-9._-]+\.gif$/.test(item.video)) {
+      var img = el("img", "video"); img.src = item.video; img.alt = "episode video"; td.appendChild(img);
+    }
     item.turns.forEach(function (turn, n) {
       var box = el("div", "turn " + String(turn.role || "env"));
       var meta = String(n) + ". " + String(turn.role || "?");

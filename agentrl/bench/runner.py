@@ -92,6 +92,9 @@ class BenchConfig:
         progress: show a tqdm progress bar on stderr.
         report: write ``report.html`` at the end.
         command: the command line, stored in ``run.json``.
+        video: for envs with pixel observations, save each episode's frames as an animated GIF in
+            ``<out>/videos/`` (linked from the report).
+        max_video_frames: the most frames kept per episode (the last ones are dropped).
     """
 
     env_ids: Sequence[str]
@@ -109,6 +112,8 @@ class BenchConfig:
     progress: bool = True
     report: bool = True
     command: Sequence[str] | None = None
+    video: bool = True
+    max_video_frames: int = 300
 
     def validate(self) -> None:
         """Raise ``ValueError`` with the fix when an option is out of range."""
@@ -310,6 +315,34 @@ class _EnvFailure(Exception):
     """The env itself raised: the slot rebuilds it."""
 
 
+def _keep_frame(frames: list[Any], observation: Any, cfg: BenchConfig) -> None:
+    """Keep a pixel observation (an ``(H, W, 3)`` uint8 array, or a dict's ``"pixels"``) for the video."""
+    if not cfg.video or len(frames) >= cfg.max_video_frames:
+        return
+    pixels = observation.get("pixels") if isinstance(observation, Mapping) else observation
+    shape = getattr(pixels, "shape", None)
+    if shape is not None and len(shape) == 3 and shape[2] == 3 and str(getattr(pixels, "dtype", "")) == "uint8":
+        frames.append(pixels)
+
+
+def _write_video(out: Path, key: str, frames: Sequence[Any]) -> str | None:
+    """The episode's frames as an animated GIF (at least 192 pixels wide); its path relative to ``out``."""
+    try:
+        from PIL import Image
+    except ImportError:  # Pillow comes with the [browser] extra; without it there is no video
+        return None
+    height, width = frames[0].shape[:2]
+    scale = max(1, 192 // max(width, 1))
+    images = [Image.fromarray(frame).resize((width * scale, height * scale), Image.NEAREST) for frame in frames]
+    relative = Path("videos") / f"{key}.gif"
+    target = out / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".gif.tmp")
+    images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:], duration=120, loop=0)
+    os.replace(tmp, target)
+    return relative.as_posix()
+
+
 async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, timeout: float, what: str) -> Any:
     """Run a blocking call in a daemon thread under a deadline; on timeout the thread is abandoned.
 
@@ -361,9 +394,21 @@ async def _agent_action(agent: Any, observation: Any, info: dict[str, Any], time
 
 
 def _text(value: Any, limit: int) -> str:
-    """A stored copy of an observation or action: non-strings as their repr, long texts cut in the middle."""
+    """A stored copy of an observation or action: non-strings as their repr, long texts cut in the middle.
+
+    Arrays (pixel observations) are stored as their shape, dtype and a digest: the video shows them.
+    """
+    if isinstance(value, Mapping) and any(_is_array(v) for v in value.values()):
+        return truncate_middle("{" + ", ".join(f"{k!r}: {_text(v, limit)}" for k, v in value.items()) + "}", limit)
+    if _is_array(value):
+        digest = hashlib.sha1(value.tobytes()).hexdigest()[:12]
+        return f"<array shape={tuple(value.shape)} dtype={value.dtype} sha1={digest}>"
     text = value if isinstance(value, str) else repr(value)
     return truncate_middle(text, limit)
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "tobytes") and len(getattr(value, "shape", ())) >= 2
 
 
 def _usage(agent: Any) -> tuple[int, int]:
@@ -484,6 +529,8 @@ class _Runner:
             except Exception as exc:
                 raise _EnvFailure(f"env.reset failed: {_error_text(exc)}") from exc
             task_id = info.get("task_id")
+            frames: list[Any] = []
+            _keep_frame(frames, observation, cfg)
             trajectory.append({"role": "env", "text": _text(observation, limit)})
             await _in_daemon_thread(agent.reset, info, timeout=timeout, what="reset")
             while True:
@@ -503,6 +550,7 @@ class _Runner:
                     raise _EnvFailure(f"env.step failed: {_error_text(exc)}") from exc
                 turns += 1
                 reward_total += float(reward)
+                _keep_frame(frames, observation, cfg)
                 env_step: dict[str, Any] = {"role": "env", "text": _text(observation, limit), "reward": float(reward)}
                 extras = {name: info.get(name) for name in _INFO_FIELDS if info.get(name)}
                 if extras:
@@ -528,6 +576,11 @@ class _Runner:
         record = self._record(spec, started=started, wall=wall, trajectory=trajectory, reward=reward_total,
                               success=success, turns=turns, task_id=task_id, done_reason=done_reason,
                               tokens=_usage(agent), error=error, error_kind=error_kind)
+        video_frames = locals().get("frames") or []
+        if video_frames:
+            video = await asyncio.to_thread(_write_video, Path(cfg.out), spec.key, video_frames)
+            if video:
+                record["video"] = video
         return record, env_ok
 
     def _record(self, spec: EpisodeSpec, *, started: float, wall: float, trajectory: list[dict[str, Any]],

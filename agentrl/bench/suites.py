@@ -34,6 +34,10 @@ def _text() -> list[str]:
     return _tagged("text")
 
 
+def _games() -> list[str]:
+    return _tagged("games")
+
+
 def _quick() -> list[str]:
     return [env_id for env_id in _all() if env_id.startswith("AgentRL/TIRMath-")][:1]
 
@@ -42,6 +46,7 @@ def _quick() -> list[str]:
 SUITES: dict[str, tuple[str, Callable[[], list[str]]]] = {
     "all": ("every registered AgentRL env id", _all),
     "text": ("envs with text-only observations", _text),
+    "games": ("the browser and Flash game envs (pixel observations)", _games),
     "quick": ("one cheap text env (smoke test)", _quick),
 }
 

@@ -32,6 +32,11 @@ register_domain(
     tags=("text", "medical", "dialogue"),
 )
 
+# Browser and Flash games with pixel observations (agentrl.envs.games): one id per game.
+from agentrl.envs.games import register_game_envs as _register_game_envs  # noqa: E402
+
+_register_game_envs()
+
 # The trainer's toy env (agentrl.train.toy.LetterEnv): a plain Gymnasium id so that
 # `agentrl train grpo --env AgentRL/Letter-v0` works, but not a benchmark domain (no oracle,
 # nothing to measure an agent by), so it is left out of `agentrl list` and check_domain.

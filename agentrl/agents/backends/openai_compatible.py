@@ -272,9 +272,23 @@ class OpenAICompatibleBackend:
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
         """An *estimate* of the prompt tokens: about 4 characters a token plus 4 tokens a message.
 
-        The server's tokenizer is unknown here; use the ``usage`` of a reply for exact counts.
+        Content given as OpenAI parts (vision messages) counts its text parts, and 765 tokens per
+        image (OpenAI's cost of a high-detail 512x512 tile set). The server's tokenizer is unknown
+        here; use the ``usage`` of a reply for exact counts.
         """
-        return sum(4 + math.ceil(len(m["content"]) / 4) for m in messages) + 2
+        total = 2
+        for message in messages:
+            content: Any = message["content"]
+            if isinstance(content, str):
+                total += 4 + math.ceil(len(content) / 4)
+                continue
+            total += 4
+            for part in content or ():
+                if isinstance(part, dict) and part.get("type") == "text":
+                    total += math.ceil(len(str(part.get("text", ""))) / 4)
+                elif isinstance(part, dict) and part.get("type") == "image_url":
+                    total += 765
+        return total
 
     def config(self) -> dict[str, Any]:
         """A JSON-serialisable description for result files (never the API key)."""

@@ -22,6 +22,7 @@ from agentrl.envs.consult.cases import PatientView
 from agentrl.envs.consult.catalog import TOPICS
 from agentrl.envs.consult.checker import FactChecker, split_sentences
 from agentrl.envs.consult.persona import speak
+from agentrl.envs.consult.rubric import backend_model_name
 from agentrl.envs.consult.simulator import PatientReply, RuleBasedPatient
 
 __all__ = ["PROMPT_VERSION", "LLMPatient"]
@@ -57,7 +58,7 @@ class LLMPatient:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.backend = backend
-        self.model = str(getattr(backend, "model", None) or getattr(backend, "model_path", None) or backend.name)
+        self.model = backend_model_name(backend)
         self.rules = rules or RuleBasedPatient()
         self.max_attempts = max_attempts
         self.temperature = temperature

@@ -37,6 +37,7 @@ from agentrl.envs.consult.catalog import LAY_TERMS, TESTS, TOPICS
 
 __all__ = [
     "JUDGE_PROMPT_VERSION",
+    "backend_model_name",
     "KINDS",
     "ConsultRecord",
     "Criterion",
@@ -396,6 +397,20 @@ def _score(rubric: Sequence[Criterion], met: Sequence[float], meta: Mapping[str,
     return Score(min(max(earned / positive, 0.0), 1.0), breakdown, detail)
 
 
+def backend_model_name(backend: Any) -> str:
+    """The model a backend runs, as recorded with scores: its model name, else its path, else its name.
+
+    >>> class Remote: name, model = "openai", "Qwen/Qwen2.5-7B-Instruct"
+    >>> backend_model_name(Remote())
+    'Qwen/Qwen2.5-7B-Instruct'
+    """
+    for attribute in ("model", "model_path", "name"):
+        value = getattr(backend, attribute, None)
+        if isinstance(value, (str, os.PathLike)) and str(value):
+            return str(value)
+    return type(backend).__name__
+
+
 #: bump when the judge prompt changes: cached verdicts are keyed by it and every score records it
 JUDGE_PROMPT_VERSION = "consult-judge-v1"
 
@@ -426,7 +441,7 @@ class LLMJudge:
         self, backend: Any, *, cache_path: str | os.PathLike[str] | None = None, max_tokens: int = 128
     ) -> None:
         self.backend = backend
-        self.model = str(getattr(backend, "model", None) or getattr(backend, "model_path", None) or backend.name)
+        self.model = backend_model_name(backend)
         self.max_tokens = max_tokens
         self.cache_path = Path(cache_path) if cache_path else None
         self._cache: dict[str, dict[str, Any]] = {}

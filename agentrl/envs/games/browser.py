@@ -1,0 +1,295 @@
+"""The browser sandbox of the game envs: one headless Chromium per process, one context per env.
+
+Playwright's API is bound to the thread and event loop that started it, while envs are stepped from
+any thread (vector envs, the rollout engine's workers). So a :class:`BrowserHost` runs async
+Playwright on its own thread and event loop, and every call from an env is a coroutine submitted to
+it with a deadline: a page stuck in an endless script is closed from the browser side when its
+deadline passes (``PageHung``), a crashed renderer is reported (``PageCrashed``), and a browser
+that died is relaunched on the next page. Each env gets its own browser context (cookies, storage,
+cache), whose network is cut off: requests to ``http://agentrl.games/`` are answered from the
+package's assets (and any extra folder an env names); everything else is aborted.
+
+Chromium is Debian's ``/usr/bin/chromium`` (``AGENTRL_CHROMIUM`` overrides it); ``playwright install``
+is never needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import os
+import shutil
+import threading
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentrl.core.errors import AgentRLError, DependencyNotInstalled
+
+__all__ = ["ASSET_HOST", "BrowserError", "BrowserHost", "GamePage", "PageCrashed", "PageHung", "find_chromium"]
+
+ASSET_HOST = "http://agentrl.games"
+ASSETS = Path(__file__).parent / "assets"
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+)
+T = TypeVar("T")
+
+
+class BrowserError(AgentRLError, RuntimeError):
+    """The browser failed; the env ends the episode with ``done_reason="env_error"``."""
+
+
+class PageCrashed(BrowserError):
+    """The page's renderer crashed."""
+
+
+class PageHung(BrowserError):
+    """The page did not answer within its deadline and was closed."""
+
+
+def find_chromium() -> str:
+    """The Chromium executable: ``$AGENTRL_CHROMIUM``, else Debian's ``chromium``."""
+    candidates = [
+        os.environ.get("AGENTRL_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ]
+    for path in candidates:
+        if path and Path(path).is_file():
+            return path
+    raise DependencyNotInstalled(
+        "chromium", command="sudo apt-get install -y chromium  (or set AGENTRL_CHROMIUM=/path/to/chrome)"
+    )
+
+
+class BrowserHost:
+    """Async Playwright and one Chromium on a private thread; see the module docstring.
+
+    Use :meth:`shared` for the process-wide host (recreated after a fork).
+    """
+
+    _shared: BrowserHost | None = None
+    _shared_pid = -1
+    _shared_lock = threading.Lock()
+
+    def __init__(self, executable: str | None = None) -> None:
+        try:
+            import playwright  # noqa: F401
+        except ImportError as exc:
+            raise DependencyNotInstalled("playwright", extra="browser") from exc
+        self.executable = executable or find_chromium()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="agentrl-browser", daemon=True)
+        self._thread.start()
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._closed = False
+        self.launches = 0
+
+    @classmethod
+    def shared(cls) -> BrowserHost:
+        """The process-wide host (one Chromium for all envs of this process)."""
+        with cls._shared_lock:
+            if cls._shared is None or cls._shared_pid != os.getpid() or cls._shared._closed:
+                cls._shared = cls()
+                cls._shared_pid = os.getpid()
+            return cls._shared
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        """Run ``coroutine`` on the host's loop and wait for it (at most ``timeout_s``)."""
+        if self._closed:
+            coroutine.close()
+            raise BrowserError("the browser host was closed")
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        return future.result(timeout=timeout_s)
+
+    async def browser(self) -> Any:
+        """The running browser (launched, or relaunched after it died)."""
+        if self._browser is None or not self._browser.is_connected():
+            if self._playwright is None:
+                from playwright.async_api import async_playwright
+
+                self._playwright = await async_playwright().start()
+            self._browser = await self._playwright.chromium.launch(
+                executable_path=self.executable, headless=True, args=list(CHROMIUM_ARGS)
+            )
+            self.launches += 1
+        return self._browser
+
+    def close(self) -> None:
+        """Close the browser and stop the thread; safe to call twice."""
+        if self._closed:
+            return
+
+        async def shutdown() -> None:
+            if self._browser is not None:
+                await self._browser.close()
+            if self._playwright is not None:
+                await self._playwright.stop()
+
+        try:
+            self.run(shutdown(), timeout_s=10)
+        except Exception:  # (closing a broken browser: nothing left to save)
+            pass
+        self._closed = True
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+
+def _content_type(path: Path) -> str:
+    if path.suffix == ".js" or path.suffix == ".mjs":
+        return "text/javascript"
+    if path.suffix == ".wasm":
+        return "application/wasm"
+    if path.suffix == ".swf":
+        return "application/x-shockwave-flash"
+    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+class GamePage:
+    """One env's browser context and page (every call goes through the host, with a deadline).
+
+    Args:
+        roots: URL prefix -> folder: ``http://agentrl.games/<prefix>/<file>`` serves ``folder/<file>``
+            (``""`` -> the package's assets). Nothing else is reachable.
+        pages: path -> HTML served at ``http://agentrl.games/<path>``.
+        viewport: the page size in CSS pixels.
+        timeout_s: the deadline of every call.
+        host: the :class:`BrowserHost` (default: the process-wide one).
+    """
+
+    def __init__(
+        self,
+        *,
+        roots: Mapping[str, Path] | None = None,
+        pages: Mapping[str, str] | None = None,
+        viewport: tuple[int, int] = (640, 640),
+        timeout_s: float = 10.0,
+        host: BrowserHost | None = None,
+    ) -> None:
+        self.host = host or BrowserHost.shared()
+        self.roots = {"": ASSETS, **{k.strip("/"): Path(v) for k, v in (roots or {}).items()}}
+        self.pages = {k.strip("/"): v for k, v in (pages or {}).items()}
+        self.viewport = viewport
+        self.timeout_s = timeout_s
+        self.crashed = False
+        self._context: Any = None
+        self._page: Any = None
+        self.aborted_requests = 0
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def open(self, path: str, init_scripts: Sequence[str] = ()) -> None:
+        """A fresh context and page at ``http://agentrl.games/<path>`` (the old ones are closed)."""
+        self.host.run(self._open(path, list(init_scripts)), timeout_s=self.timeout_s + 20)
+
+    async def _open(self, path: str, init_scripts: list[str]) -> None:
+        await self._close()
+        browser = await self.host.browser()
+        self._context = await browser.new_context(
+            viewport={"width": self.viewport[0], "height": self.viewport[1]},
+            device_scale_factor=1,
+            java_script_enabled=True,
+            service_workers="block",
+        )
+        await self._context.route("**/*", self._serve)
+        for script in init_scripts:
+            await self._context.add_init_script(script=script)
+        self._page = await self._context.new_page()
+        self.crashed = False
+        self._crash_event = asyncio.Event()
+
+        def crashed(*_: Any) -> None:
+            self.crashed = True
+            self._crash_event.set()
+
+        self._page.on("crash", crashed)
+        self._page.set_default_timeout(self.timeout_s * 1000)
+        await self._page.goto(f"{ASSET_HOST}/{path.lstrip('/')}", wait_until="load")
+
+    async def _serve(self, route: Any) -> None:
+        url: str = route.request.url
+        if not url.startswith(ASSET_HOST + "/"):
+            self.aborted_requests += 1
+            await route.abort("blockedbyclient")
+            return
+        path = url[len(ASSET_HOST) + 1 :].split("?", 1)[0].split("#", 1)[0]
+        if path in self.pages:
+            await route.fulfill(status=200, content_type="text/html", body=self.pages[path])
+            return
+        prefix, _, rest = path.partition("/")
+        root, relative = (self.roots[prefix], rest) if prefix in self.roots and prefix else (self.roots[""], path)
+        target = (root / relative).resolve()
+        if root.resolve() not in target.parents or not target.is_file():
+            await route.fulfill(status=404, content_type="text/plain", body=f"not found: {path}")
+            return
+        await route.fulfill(status=200, content_type=_content_type(target), body=target.read_bytes())
+
+    def close(self) -> None:
+        """Close the context; safe to call twice."""
+        if self._context is None:
+            return
+        try:
+            self.host.run(self._close(), timeout_s=10)
+        except Exception:  # (the page or browser is already gone)
+            self._context = self._page = None
+
+    async def _close(self) -> None:
+        context, self._context, self._page = self._context, None, None
+        if context is not None:
+            try:
+                await context.close()
+            except Exception:  # (a crashed page's context may already be gone)
+                pass
+
+    # -- calls ----------------------------------------------------------------------------
+    def call(self, make: Callable[[Any], Coroutine[Any, Any, T]], timeout_s: float | None = None) -> T:
+        """Run ``make(page)`` with a deadline; a hung page is closed (``PageHung``), a crash reported."""
+        if self._page is None:
+            raise BrowserError("the page is not open; call open() first")
+        deadline = timeout_s or self.timeout_s
+
+        async def guarded() -> T:
+            work = asyncio.ensure_future(make(self._page))
+            crash = asyncio.ensure_future(self._crash_event.wait())
+            try:
+                done, _ = await asyncio.wait({work, crash}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                crash.cancel()
+            if work not in done:
+                work.cancel()
+                await self._close()
+                if crash in done:
+                    raise PageCrashed("the page's renderer crashed")
+                raise PageHung(f"the page did not answer within {deadline:g} s and was closed")
+            try:
+                return work.result()
+            except Exception as exc:
+                if self.crashed or "crash" in str(exc).lower():
+                    await self._close()
+                    raise PageCrashed(f"the page crashed: {exc}") from None
+                if "closed" in str(exc).lower() or "disconnected" in str(exc).lower():
+                    await self._close()
+                    raise BrowserError(f"the browser went away: {exc}") from None
+                raise
+
+        return self.host.run(guarded(), timeout_s=deadline + 15)
+
+    def evaluate(self, expression: str, arg: Any = None, timeout_s: float | None = None) -> Any:
+        """``page.evaluate(expression, arg)``."""
+        return self.call(lambda page: page.evaluate(expression, arg), timeout_s)
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a page is open (not closed after a crash or a hang)."""
+        return self._page is not None

@@ -1,0 +1,135 @@
+"""The escape-room browser game: the oracle escapes by moves and by mouse, errors, determinism."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("playwright")
+
+from agentrl.envs.games.harness import GameHarness, no_error
+from agentrl.envs.games.oracles.escape import SPEC, oracle
+
+pytestmark = pytest.mark.browser
+
+NAME = "escape"
+
+
+@pytest.fixture(scope="module")
+def game() -> Iterator[GameHarness]:
+    with GameHarness.for_tests(NAME) as harness:
+        yield harness
+
+
+def test_spec_and_moves(game: GameHarness) -> None:
+    assert SPEC["name"] == NAME and SPEC["env_name"] == "EscapeRoom"
+    moves = game.start(0)["moves"]
+    out = game.step(text=True)
+    assert len(game.moves) == len(set(game.moves)) == 50
+    assert {"click door", "click safe", "select key", "select keycard", "enter 0", "enter 9", "back"} <= set(game.moves)
+    for difficulty, count in ((1, 6), (2, 10), (3, 12)):
+        game.start(5, {"difficulty": difficulty})
+        o = game.step(text=True)
+        assert game.moves == moves and len(o["milestones"]) == count and o["milestones"][-1] == "escaped"
+        assert len(o["state"]["rooms"]) == difficulty
+        for room in o["state"]["rooms"]:
+            assert 7 <= len(room["slots"]) <= 10 and len(room["code"]) == 4
+    assert out["score"] == 0 and out["reached"] == [] and not out["done"]
+    assert "Objects:" in out["text"] and "safe" not in out["text"].split("Objects:")[1].split(".")[0]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_oracle_wins_by_moves(game: GameHarness, seed: int) -> None:
+    out, steps = game.play(seed, on_step=no_error)
+    assert out["won"] and out["done"], (seed, out["score"])
+    assert out["reached"] == out["milestones"] and out["score"] == 10
+    assert steps == 28
+
+
+@pytest.mark.parametrize("difficulty", [1, 3])
+def test_oracle_wins_other_difficulties(game: GameHarness, difficulty: int) -> None:
+    out, steps = game.play(4, options={"difficulty": difficulty}, on_step=no_error)
+    assert out["won"] and sorted(out["reached"]) == sorted(out["milestones"])
+    assert steps == 14 * difficulty
+
+
+def test_code_is_shown_only_right_after_the_look(game: GameHarness) -> None:
+    game.start(3)
+    out = game.step(text=True)
+    code = out["state"]["rooms"][0]["code"]
+    out = game.step(oracle(out["state"], game.moves), text=True)  # the first move looks at the code holder
+    spaced = " ".join(code)
+    assert spaced in out["text"] and out["reached"] == ["room 1: found the code"]
+    out = game.step(oracle(out["state"], game.moves), text=True)
+    assert spaced not in out["text"]
+    # the safe is hidden until the chain reveals it: clicking it now is an error
+    assert game.step("click safe", text=True)["error"]
+
+
+def test_oracle_wins_by_mouse(game: GameHarness) -> None:
+    def check(move: str, inp: dict[str, Any] | None, before: dict[str, Any], after: dict[str, Any]) -> None:
+        assert inp is not None and inp["type"] == "click", move
+        assert after["state"]["turns"] == before["state"]["turns"] + 1, move
+
+    out, steps = game.play(1, via="input", on_step=check)
+    assert out["won"] and out["reached"] == out["milestones"] and steps == 28
+
+
+def test_illegal_moves_change_nothing(game: GameHarness) -> None:
+    game.start(1)
+    out = game.step(text=True)
+    absent = next(m for m in game.moves if m.startswith("click ") and m[6:] not in out["state"]["rooms"][0]["slots"])
+    for bad in [absent, "click safe", "select key", "select keycard", "enter 3", "jump", "click moon"]:
+        after = game.step(bad, text=True)
+        assert isinstance(after["error"], str) and after["error"], bad
+        assert after["state"] == out["state"]
+    # a useless click is legal: it shows a message and changes nothing else
+    useless = game.step("click door", text=True)
+    assert useless["error"] is None and useless["score"] == 0 and "door" in useless["text"].lower()
+
+
+def frames(game: GameHarness, seed: int) -> list[str]:
+    game.start(seed)
+    out = game.step(text=True)
+    hashes = [hashlib.sha256(game.step(text=True, capture=(84, 84))["frame"].encode()).hexdigest()]
+    for _ in range(6):
+        out = game.step(oracle(out["state"], game.moves), text=True, capture=(84, 84))
+        hashes.append(hashlib.sha256(out["frame"].encode()).hexdigest())
+    return hashes
+
+
+def test_determinism(game: GameHarness) -> None:
+    assert frames(game, 7) == frames(game, 7)
+    assert frames(game, 7)[0] != frames(game, 8)[0]
+
+
+def make_env(**kwargs: Any) -> Any:
+    env_module = pytest.importorskip("agentrl.envs.games.env")
+    env_id = f"AgentRL/FlashGame-{SPEC['env_name']}-v0"
+    import gymnasium as gym
+
+    import agentrl  # noqa: F401  (registers the AgentRL ids)
+
+    if env_id in gym.registry:
+        return gym.make(env_id, **kwargs).unwrapped
+    return env_module.make_game_env(NAME, **kwargs)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("agentrl.envs.games.env") is None, reason="env.py not written yet")
+@pytest.mark.parametrize(("action_mode", "seed"), [("text", 0), ("mouse_keyboard", 1)])
+def test_env_oracle_wins(action_mode: str, seed: int) -> None:
+    env = make_env(action_mode=action_mode, obs_type="pixels_text")
+    try:
+        obs, info = env.reset(seed=seed)
+        assert obs["pixels"].shape == (84, 84, 3) and "Room 1 of 2" in obs["text"]
+        terminated = truncated = False
+        while not (terminated or truncated):
+            obs, _, terminated, truncated, info = env.step(env.oracle_action())
+            assert info["action_error"] is None
+        assert info["won"] and info["done_reason"] == "won" and info["milestones_done"] == 10
+    finally:
+        env.close()
