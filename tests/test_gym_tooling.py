@@ -116,34 +116,36 @@ def test_async_with_shared_memory_refuses_text_or_keeps_it() -> None:
 
 
 def _pixel_env_ids() -> list[str]:
-    """Registered AgentRL ids whose env offers ``render_mode="rgb_array"``."""
-    found = []
-    for env_id in TEXT_ENV_IDS:
-        env = gym.make(env_id)
-        try:
-            if "rgb_array" in env.unwrapped.metadata.get("render_modes", []):
-                found.append(env_id)
-        finally:
-            env.close()
-    return found
+    """Registered AgentRL ids with pixel observations (the game envs offer ``render_mode="rgb_array"``)."""
+    return sorted(_GAME_IDS)
 
 
-NO_PIXEL_ENV = "no pixel env has landed yet (Flash/browser games and OSWorld issues)"
-
-
-def test_record_video() -> None:
-    """``RecordVideo`` on a pixel env (text envs have no frames to record)."""
+def test_record_video(tmp_path) -> None:
+    """``RecordVideo`` on a pixel env writes an mp4 of the episode (text envs have no frames to record)."""
     pixel = _pixel_env_ids()
-    if not pixel:
-        pytest.skip(NO_PIXEL_ENV)
-    pytest.importorskip("moviepy", reason="RecordVideo needs moviepy (pip install 'gymnasium[other]')")
-    pytest.fail(f"pixel envs {pixel} have landed: write the RecordVideo test against one of them")
+    assert pixel, "the game envs should be registered"
+    pytest.importorskip("moviepy", reason="RecordVideo needs moviepy (pip install 'agentrl-gym[browser]')")
+    env = gym.make("AgentRL/FlashGame-Catch-v0", render_mode="rgb_array")
+    env = gym.wrappers.RecordVideo(env, str(tmp_path / "videos"), episode_trigger=lambda e: True, disable_logger=True)
+    env.reset(seed=0)
+    for _ in range(10):
+        env.step(env.action_space.sample())
+    env.close()
+    videos = list((tmp_path / "videos").glob("*.mp4"))
+    assert videos and videos[0].stat().st_size > 0
 
 
 def test_play() -> None:
     """``gymnasium.utils.play`` on a pixel env (it shows ``env.render()`` frames; text envs have none)."""
-    pixel = _pixel_env_ids()
-    if not pixel:
-        pytest.skip(NO_PIXEL_ENV)
-    pytest.importorskip("pygame", reason="gymnasium.utils.play needs pygame")
-    pytest.fail(f"pixel envs {pixel} have landed: write the play test against one of them")
+    pytest.importorskip("pygame", reason="gymnasium.utils.play needs pygame (pip install pygame)")
+    import os
+    import threading
+
+    import pygame
+    from gymnasium.utils.play import play
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # no display needed
+    env = gym.make("AgentRL/FlashGame-Catch-v0", render_mode="rgb_array")
+    # play() loops until its window closes: close it from a timer after a few frames
+    threading.Timer(2.0, lambda: pygame.event.post(pygame.event.Event(pygame.QUIT))).start()
+    play(env, keys_to_action={"a": 0, "d": 2}, noop=1, fps=30, seed=0)
