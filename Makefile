@@ -8,9 +8,11 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.agentrl-installed
 # Debian packages the test tiers use: bubblewrap isolates the Python sandbox; Chromium runs the game
 # envs and renders benchmark reports (Playwright drives Debian's build: never `playwright install`);
-# npm fetches Ruffle, the Flash emulator of AgentRL/FlashGame-SWF-v0.
-SYSTEM_PACKAGES := bubblewrap chromium npm
-SYSTEM_COMMANDS := bwrap chromium npm
+# npm fetches Ruffle, the Flash emulator of AgentRL/FlashGame-SWF-v0; docker.io is the engine of the
+# docker sandbox tier (the tests start it on a private socket and stop it after) and debootstrap
+# makes the Debian root filesystem its image is built from (no registry is needed).
+SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap
+SYSTEM_COMMANDS := bwrap chromium npm dockerd debootstrap
 
 .PHONY: demo test lint system-deps setup clean ruffle
 

@@ -1,4 +1,4 @@
-"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``, ``serve-model``.
+"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``, ``serve-*``.
 
 >>> main(["list"])  # doctest: +ELLIPSIS
 AgentRL/...
@@ -408,6 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(options: agentrl serve-model --help)",
         add_help=False,
     )
+    commands.add_parser(
+        "serve-sandbox",
+        help="run Python sandboxes for clients over HTTP on 127.0.0.1, with tokens and per-client limits "
+        "(options: agentrl serve-sandbox --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -426,6 +432,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentrl.agents.backends.server import main as serve_model_main
 
         return int(serve_model_main(argv[1:]) or 0)
+    if argv[:1] == ["serve-sandbox"]:
+        from agentrl.sandboxes.server import main as serve_sandbox_main
+
+        return int(serve_sandbox_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:

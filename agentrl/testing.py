@@ -19,7 +19,13 @@ from gymnasium.utils.env_checker import check_env
 from agentrl.core.env import INFO_KEYS, AgentEnv
 from agentrl.core.errors import AgentRLError, ResetNeeded
 
-__all__ = ["DomainCheckError", "check_domain", "check_multiagent_env"]
+__all__ = [
+    "PORTABLE_SANDBOX_ATTACKS",
+    "DomainCheckError",
+    "check_domain",
+    "check_multiagent_env",
+    "check_sandbox_attack",
+]
 
 GARBAGE_ANSWER = "zq-garbage-answer-7f3a"
 
@@ -422,3 +428,57 @@ def _ma_bad_actions(env_fn: Any, name: str) -> None:
             raise DomainCheckError(f"{name}: the action {bad!r} crashed the env: {type(exc).__name__}: {exc}") from exc
         finally:
             env.close()
+
+
+# ---------------------------------------------------------------------- sandboxes
+def _expect(*checks: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda result: all(check(result) for check in checks)
+
+
+#: hostile code every Python sandbox tier must survive the same way, whatever isolates it:
+#: ``name -> [(code, expectation), ...]``; after each, ``print(1+1)`` must still give ``2``.
+PORTABLE_SANDBOX_ATTACKS: dict[str, list[tuple[str, Callable[[Any], bool]]]] = {
+    "garbage on protocol fds": [(
+        "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'\\xff' * 100)\n"
+        "    except OSError:\n        pass",
+        lambda r: True,
+    )],
+    "binary garbage output": [(
+        "import sys\nsys.stdout.buffer.write(bytes(range(256)) * 1000)",
+        lambda r: r.ok and r.truncated and "\ufffd" in r.output,
+    )],
+    "print 10 MB": [(
+        "print('y' * 10_000_000)",
+        lambda r: r.ok and r.truncated and "more characters]" in r.output and len(r.output) < 2100,
+    )],
+    "lone surrogates": [
+        ("s = '\ud800'\nprint(s)\ns", lambda r: isinstance(r.output, str)),
+        ("print('\udcff')\n\udc80", lambda r: not r.ok),
+    ],
+    "empty and huge code": [
+        ("", lambda r: r.ok and r.output == ""),
+        ("s = '" + "a" * 1_000_000 + "'\n# " + "b" * 100_000 + "\nlen(s)", lambda r: r.ok and r.output == "1000000\n"),
+    ],
+    "null bytes in code": [("print(1)\x00", lambda r: not r.ok)],
+}
+
+
+def check_sandbox_attack(box: Any, name: str) -> None:
+    """Run one of :data:`PORTABLE_SANDBOX_ATTACKS` against ``box`` (any Python sandbox tier).
+
+    Each attack must come back as an ``ExecutionResult`` meeting its expectation (never an
+    exception), and the sandbox must stay usable. Sandboxes built for ``max_output_chars=2000`` meet
+    the output caps these expect.
+
+    Raises:
+        DomainCheckError: naming the attack and the result.
+    """
+    from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
+
+    for code, expectation in PORTABLE_SANDBOX_ATTACKS[name]:
+        result = box.execute(ExecutionRequest(code))
+        if not isinstance(result, ExecutionResult) or not expectation(result):
+            raise DomainCheckError(f"sandbox attack {name!r}: unexpected result {result!r}"[:2000])
+    result = box.execute(ExecutionRequest("print(1+1)"))
+    if not (result.ok and result.output == "2\n"):
+        raise DomainCheckError(f"sandbox attack {name!r}: the sandbox is no longer usable: {result!r}"[:2000])

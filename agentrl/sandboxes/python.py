@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentrl.core.errors import SandboxUnavailable
-from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
+from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, FinalizedSandbox
 
 __all__ = ["PythonSandbox"]
 
@@ -314,7 +314,7 @@ class _Pool:
             self.thread.join(timeout=_STARTUP_TIMEOUT_S)
 
 
-class PythonSandbox:
+class PythonSandbox(FinalizedSandbox):
     r"""Run untrusted Python in warm, isolated, resource-limited worker processes.
 
     Args:
@@ -636,26 +636,6 @@ class PythonSandbox:
             if self._pool.active is worker:
                 self._pool.active = None
             self._pool.cond.notify_all()
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("PythonSandbox is closed")
-
-    def close(self) -> None:
-        """Kill every worker, remove every scratch directory; safe to call twice."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._finalizer()
-
-    def __enter__(self) -> PythonSandbox:
-        """Return the sandbox itself."""
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Close the sandbox."""
-        self.close()
 
     def __repr__(self) -> str:
         """Show the mode and the isolation level."""

@@ -80,7 +80,7 @@ class TIRMathEnv(AgentEnv):
     ```python
     gym.make("AgentRL/TIRMath-v0", families=None, difficulty=(1, 3), dataset=None, max_turns=10,
              end_on_void_turn=False, code_timeout_s=10.0, memory_mb=1024, max_output_chars=4000,
-             isolation="auto", render_mode=None)
+             isolation="auto", sandbox="process", sandbox_options=None, render_mode=None)
     ```
 
     * ``families``: procedural families to draw from (default: all); see ``problems.FAMILIES``.
@@ -88,6 +88,11 @@ class TIRMathEnv(AgentEnv):
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
     * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``.
     * ``isolation``: ``"auto"`` (bubblewrap when installed), ``"bwrap"`` or ``"process"``.
+    * ``sandbox``: the sandbox tier: ``"process"`` (default: worker processes on this machine, bubblewrap
+      when installed), ``"docker"`` (locked-down containers) or ``"remote"`` (a sandbox server started
+      with ``agentrl serve-sandbox``); see :mod:`agentrl.sandboxes.tiers`.
+    * ``sandbox_options``: more options for the tier's constructor; ``"remote"`` needs
+      ``{"url": "http://127.0.0.1:8787", "token": "..."}`` (and may add ``"options"``, ``"retries"``...).
     * ``sandbox_factory``: build your own sandbox instead (any :class:`~agentrl.sandboxes.base.Sandbox`).
 
     ## Version History
@@ -117,6 +122,8 @@ class TIRMathEnv(AgentEnv):
         memory_mb: int = 1024,
         max_output_chars: int = 4000,
         isolation: Literal["auto", "bwrap", "process"] = "auto",
+        sandbox: Literal["process", "docker", "remote"] = "process",
+        sandbox_options: dict[str, Any] | None = None,
         sandbox_factory: Callable[[], Sandbox] | None = None,
         verify_timeout_s: float = 10.0,
         max_observation_chars: int = 16_000,
@@ -131,9 +138,18 @@ class TIRMathEnv(AgentEnv):
             from agentrl.envs.tirmath.problems import ProceduralMathSource
 
             task_source = ProceduralMathSource(families=families, difficulty=difficulty)
-        if sandbox_factory is None:
+        if sandbox_factory is None and sandbox == "process" and not sandbox_options:
             sandbox_factory = _python_sandbox_factory(
                 timeout_s=code_timeout_s, memory_mb=memory_mb, max_output_chars=max_output_chars, isolation=isolation
+            )
+        elif sandbox_factory is None:
+            sandbox_factory = _tier_sandbox_factory(
+                sandbox,
+                dict(sandbox_options or {}),
+                timeout_s=code_timeout_s,
+                memory_mb=memory_mb,
+                max_output_chars=max_output_chars,
+                isolation=isolation,
             )
         super().__init__(
             task_source=task_source,
@@ -155,5 +171,28 @@ def _python_sandbox_factory(**options: Any) -> Callable[[], Sandbox]:
         from agentrl.sandboxes.python import PythonSandbox
 
         return PythonSandbox(mode="session", **options)
+
+    return build
+
+
+def _tier_sandbox_factory(
+    tier: str, extra: dict[str, Any], *, timeout_s: float, memory_mb: int, max_output_chars: int, isolation: str
+) -> Callable[[], Sandbox]:
+    from agentrl.core.choices import check_choice
+    from agentrl.sandboxes.tiers import TIERS, make_sandbox
+
+    check_choice("sandbox", tier, sorted(TIERS))
+    session = {"mode": "session", "timeout_s": timeout_s, "memory_mb": memory_mb, "max_output_chars": max_output_chars}
+    if tier == "process":
+        options: dict[str, Any] = {**session, "isolation": isolation, **extra}
+    elif tier == "remote":
+        if not extra.get("url"):
+            raise ValueError('sandbox="remote" needs sandbox_options={"url": "http://HOST:PORT", "token": ...}')
+        options = {"timeout_s": timeout_s, **extra, "options": {**session, **dict(extra.get("options") or {})}}
+    else:
+        options = {"timeout_s": timeout_s, "memory_mb": memory_mb, "max_output_chars": max_output_chars, **extra}
+
+    def build() -> Sandbox:
+        return make_sandbox(tier, **options)
 
     return build

@@ -1,0 +1,385 @@
+"""The docker sandbox tier: semantics of PythonSandbox, the attack suite, and container escapes.
+
+A private Docker engine is started for the session (root and Debian's docker.io needed; the module is
+skipped with the reason otherwise) and the sandbox image is built once (the first debootstrap takes
+about half a minute to a few minutes and is cached under ~/.cache/agentrl/docker/; later sessions
+import the cached root filesystem and build in a few seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import time
+
+import pytest
+
+pytest.importorskip("docker", reason="the docker SDK is not installed (pip install 'agentrl-gym[docker]')")
+
+from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
+from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
+from agentrl.sandboxes.docker import DockerSandbox
+from agentrl.sandboxes.dockerd import PrivateDockerDaemon, ensure_image
+from agentrl.testing import PORTABLE_SANDBOX_ATTACKS, check_sandbox_attack
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.docker]
+
+LABEL = {"label": "agentrl.sandbox"}
+
+
+@pytest.fixture(scope="session")
+def daemon():
+    engine = PrivateDockerDaemon()
+    try:
+        engine.start()
+    except (SandboxUnavailable, DependencyNotInstalled) as exc:
+        pytest.skip(f"cannot start a private Docker engine here: {exc}")
+    old = os.environ.get("DOCKER_HOST")
+    os.environ["DOCKER_HOST"] = engine.host
+    pid, root = engine.pid, engine.dir
+    try:
+        yield engine
+        client = engine.client()
+        left = client.containers.list(all=True, filters=LABEL)
+        assert left == [], f"sandbox containers left behind: {left}"
+    finally:
+        if old is None:
+            os.environ.pop("DOCKER_HOST", None)
+        else:
+            os.environ["DOCKER_HOST"] = old
+        engine.stop()
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    assert not os.path.exists(root)
+
+
+@pytest.fixture(scope="session")
+def client(daemon):
+    return daemon.client()
+
+
+@pytest.fixture(scope="session")
+def image(client):
+    start = time.monotonic()
+    tag = ensure_image(client)
+    print(f"\nsandbox image {tag} ready in {time.monotonic() - start:.1f}s")
+    return tag
+
+
+@pytest.fixture(scope="module")
+def box(client, image):
+    with DockerSandbox(
+        client=client, image=image, timeout_s=3.0, max_file_mb=16, max_output_chars=2000, tmpfs_mb=64
+    ) as sandbox:
+        yield sandbox
+
+
+def run(box: DockerSandbox, code: str, timeout_s: float | None = None) -> ExecutionResult:
+    result = box.execute(ExecutionRequest(code, timeout_s=timeout_s))
+    assert isinstance(result, ExecutionResult)
+    return result
+
+
+def still_usable(box: DockerSandbox) -> None:
+    r = run(box, "print(1+1)")
+    assert r.ok and r.output == "2\n", r
+
+
+def ours(client) -> list:
+    return client.containers.list(all=True, filters=LABEL)
+
+
+# -- semantics ---------------------------------------------------------------------------------
+def test_print(box):
+    r = run(box, "print(6*7)")
+    assert r.ok and r.output == "42\n" and r.error is None
+    assert "no network" in box.isolation and "read-only root" in box.isolation
+
+
+def test_state_persists_until_reset(box):
+    assert run(box, "x = 41").ok
+    assert run(box, "x + 1").output == "42\n"
+    box.reset()
+    r = run(box, "x")
+    assert not r.ok and "NameError" in r.error
+    still_usable(box)
+
+
+def test_user_error_is_a_result(box):
+    r = run(box, "1/0")
+    assert not r.ok and "ZeroDivisionError" in r.error
+
+
+def test_runs_as_non_root_without_capabilities(box):
+    r = run(
+        box,
+        "import os\nprint(os.getuid(), os.getgid(), os.getcwd())\n"
+        "print([l for l in open('/proc/self/status') if l.startswith('CapEff')][0].split()[1])",
+    )
+    assert r.ok and r.output == "1000 1000 /tmp\n0000000000000000\n", r
+
+
+def test_timeout_then_usable(box):
+    run(box, "y = 1")
+    r = run(box, "import time\ntime.sleep(30)", timeout_s=0.5)
+    assert r.timed_out and not r.ok and "timed out after 0.5s" in r.error
+    assert "NameError" in run(box, "y").error  # a new container
+    still_usable(box)
+
+
+def test_warm_latency_and_cold_start(client, image):
+    start = time.monotonic()
+    with DockerSandbox(client=client, image=image, pool_size=0) as sandbox:
+        first = sandbox.execute(ExecutionRequest("print(1)"))
+        cold = time.monotonic() - start
+        assert first.ok and first.output == "1\n"
+        lat = []
+        for _ in range(100):
+            t = time.perf_counter()
+            assert sandbox.execute(ExecutionRequest("print(1)")).output == "1\n"
+            lat.append(time.perf_counter() - t)
+    median = statistics.median(lat)
+    print(f"\ncold start {cold * 1e3:.0f} ms, warm print(1) median {median * 1e3:.2f} ms")
+    assert cold < 30 and median < 0.05
+
+
+def test_close_removes_every_container(client, image):
+    sandbox = DockerSandbox(client=client, image=image, pool_size=2)
+    assert sandbox.execute(ExecutionRequest("print(1)")).ok
+    sandbox.reset()
+    assert sandbox.execute(ExecutionRequest("print(2)")).ok
+    mine = [c for c in ours(client) if c.labels.get("agentrl.sandbox.owner") == sandbox._owner]
+    assert mine
+    sandbox.close()
+    sandbox.close()
+    assert [c for c in ours(client) if c.labels.get("agentrl.sandbox.owner") == sandbox._owner] == []
+    with pytest.raises(RuntimeError):
+        sandbox.execute(ExecutionRequest("1"))
+
+
+# -- the attack suite --------------------------------------------------------------------------
+def test_infinite_loop(box):
+    r = run(box, "while True: pass", timeout_s=1.0)
+    assert r.timed_out and not r.ok
+    assert "timed out after 1s" in r.error and "restarted" in r.error
+    still_usable(box)
+
+
+def test_sleep_forever(box):
+    r = run(box, "import time\ntime.sleep(10**6)", timeout_s=0.5)
+    assert r.timed_out and not r.ok
+    still_usable(box)
+
+
+def test_allocate_50_gb(box):
+    r = run(box, "b = bytearray(50 * 10**9)")
+    assert not r.ok and "MemoryError" in r.error
+    still_usable(box)
+
+
+def test_fork_bomb_is_contained_and_cleaned_up(box):
+    r = run(box, "import os\nwhile True:\n    os.fork()")
+    assert not r.ok
+    still_usable(box)
+    r = run(box, "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+    assert r.output == "[1]\n", r
+
+
+def test_fork_bomb_timeout_kills_everything(box):
+    r = run(
+        box,
+        "import os, time\nfor _ in range(5):\n    if os.fork() == 0:\n        os.setsid()\n"
+        "        while True: time.sleep(1)\ntime.sleep(100)",
+        timeout_s=1.0,
+    )
+    assert r.timed_out
+    still_usable(box)
+    r = run(box, "import os\nprint(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+    assert r.output == "[1]\n", r
+
+
+def test_huge_file(box):
+    r = run(box, "with open('big.bin', 'wb') as f:\n    f.write(b'\\0' * (64 * 1024 * 1024))")
+    assert not r.ok and ("File too large" in r.error or "No space" in r.error or "MemoryError" in r.error), r
+    still_usable(box)
+
+
+def test_fill_the_tmpfs(box):
+    r = run(
+        box,
+        "i = 0\nwhile True:\n    with open(f'/tmp/fill{i}', 'wb') as f:\n"
+        "        f.write(b'\\1' * (8 * 1024 * 1024))\n    i += 1",
+    )
+    assert not r.ok and "No space left" in r.error, r
+    still_usable(box)
+    assert run(box, "import os\nfor n in os.listdir('/tmp'): os.unlink('/tmp/' + n)\nprint('ok')").output == "ok\n"
+
+
+def test_read_shadow(box):
+    r = run(box, "print(open('/etc/shadow').read()[:20])")
+    assert not r.ok and ("PermissionError" in r.error or "FileNotFoundError" in r.error)
+    still_usable(box)
+
+
+def test_no_host_files(box):
+    r = run(box, f"open({os.path.abspath(__file__)!r}).read()")
+    assert not r.ok and "FileNotFoundError" in r.error
+    r = run(box, "import os\nprint(os.listdir('/root') if os.path.exists('/root') else 'none')")
+    assert "PermissionError" in (r.error or "") or r.output in ("[]\n", "none\n")
+
+
+def test_write_outside_scratch(box):
+    for path in ("/usr/pwned", "/etc/pwned", "/pwned", "/opt/agentrl/_worker.py"):
+        r = run(box, f"open({path!r}, 'w').write('x')")
+        assert not r.ok and ("Read-only file system" in r.error or "PermissionError" in r.error), (path, r)
+    assert run(box, "open('/tmp/ok.txt', 'w').write('x')").ok
+    still_usable(box)
+
+
+@pytest.mark.parametrize("address", [("8.8.8.8", 53), ("1.1.1.1", 443)])
+def test_no_network(box, address):
+    r = run(box, f"import socket\ns = socket.create_connection({address!r}, timeout=1)\nprint('connected')")
+    assert not r.ok and "connected" not in r.output and "Error" in r.error
+    still_usable(box)
+
+
+def test_no_host_loopback(box):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        r = run(
+            box, f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\nprint('connected')"
+        )
+        assert not r.ok and "connected" not in r.output
+        r = run(box, "import socket\nprint(sorted(n for _, n in socket.if_nameindex()))")
+        assert r.output == "['lo']\n", r
+    finally:
+        server.close()
+    still_usable(box)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\nos.kill(1, 9)",
+        "import os\nos.kill(os.getppid(), 9)",
+        "import os, signal\nos.kill(-1, signal.SIGKILL)",
+        "import os\nos.killpg(0, 9)",
+        "import os\nfor p in range(1, 5000):\n    try:\n        os.kill(p, 9)\n    except OSError:\n        pass",
+    ],
+)
+def test_kill_attacks(box, code):
+    r = run(box, code)
+    assert isinstance(r, ExecutionResult)
+    still_usable(box)
+
+
+@pytest.mark.parametrize(
+    "code,ok",
+    [
+        ("import sys\nsys.exit()", True),
+        ("import sys\nsys.exit(4)", False),
+        ("import os\nos._exit(3)", False),
+        ("import os\nos.closerange(0, 1024)", None),
+        ("import os\nos.closerange(3, 1024)\nprint('x')", None),
+    ],
+)
+def test_exits_and_closed_fds(box, code, ok):
+    r = run(box, code)
+    if ok is not None:
+        assert r.ok is ok
+    if "_exit" in code:
+        assert "the container died and was replaced" in r.error, r
+    still_usable(box)
+
+
+def test_kill_the_container_from_outside(box, client):
+    run(box, "z = 1")
+    cid = box._pool.active.id
+    client.api.kill(cid)
+    r = run(box, "z")
+    assert not r.ok and "the container died and was replaced" in r.error, r
+    still_usable(box)
+
+
+@pytest.mark.parametrize("name", sorted(PORTABLE_SANDBOX_ATTACKS))
+def test_portable_attacks(box, name):
+    """The attacks every tier survives the same way (shipped in agentrl.testing)."""
+    check_sandbox_attack(box, name)
+
+
+
+# -- container escapes -------------------------------------------------------------------------
+def test_mount_is_denied(box):
+    r = run(
+        box,
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "rc = libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)\nprint(rc, os.strerror(ctypes.get_errno()))",
+    )
+    assert r.ok and r.output == "-1 Operation not permitted\n", r
+    r = run(
+        box,
+        "import subprocess\np = subprocess.run(['mount', '-t', 'tmpfs', 'none', '/mnt'], "
+        "capture_output=True)\nprint(p.returncode != 0)",
+    )
+    assert r.output == "True\n" or not r.ok, r
+
+
+def test_cannot_raise_limits(box):
+    r = run(
+        box,
+        "import resource\nsoft, hard = resource.getrlimit(resource.RLIMIT_NPROC)\n"
+        "resource.setrlimit(resource.RLIMIT_NPROC, (hard + 1, hard + 1))",
+    )
+    assert not r.ok and ("ValueError" in r.error or "PermissionError" in r.error), r
+    r = run(box, "import resource\nresource.setrlimit(resource.RLIMIT_AS, (-1, -1))")
+    assert not r.ok, r
+    still_usable(box)
+
+
+def test_no_docker_socket(box):
+    r = run(
+        box,
+        "import os\nprint([p for p in ('/var/run/docker.sock', '/run/docker.sock', "
+        "'/run/containerd/containerd.sock') if os.path.exists(p)])",
+    )
+    assert r.ok and r.output == "[]\n", r
+
+
+def test_no_privilege_escalation(box):
+    r = run(box, "import os\nos.setuid(0)")
+    assert not r.ok and "PermissionError" in r.error
+    r = run(
+        box,
+        "import subprocess\nprint(subprocess.run(['su', '-c', 'id'], capture_output=True, "
+        "input=b'', timeout=5).returncode != 0)",
+    )
+    assert r.output == "True\n" or not r.ok
+    still_usable(box)
+
+
+def test_tirmath_on_the_docker_tier(daemon, client, image, monkeypatch):
+    """``gym.make("AgentRL/TIRMath-v0", sandbox="docker")``: the domain checks pass with code run in containers."""
+    from agentrl.testing import check_domain
+
+    monkeypatch.setenv("DOCKER_HOST", daemon.host)  # gym.make copies its kwargs: name the engine, not a client
+    kwargs = {"sandbox": "docker", "sandbox_options": {"image": image}}
+    before = {c.id for c in ours(client)}  # the module's own sandbox keeps its containers
+    check_domain("AgentRL/TIRMath-v0", seeds=(0, 1), make_kwargs=kwargs)
+    assert {c.id for c in ours(client)} <= before  # the envs' containers went with close()
+
+
+def test_remote_server_in_front_of_docker(daemon, image, monkeypatch):
+    """The sandbox server runs the docker tier; a RemoteSandbox client gets container isolation over loopback."""
+    from agentrl.sandboxes.remote import RemoteSandbox
+    from agentrl.sandboxes.server import serve_sandbox
+
+    monkeypatch.setenv("DOCKER_HOST", daemon.host)  # the server's DockerSandbox connects to the private engine
+    with serve_sandbox("docker", tokens={"t0k3n": "tests"}) as server, RemoteSandbox(
+        server.base_url, token="t0k3n", tier="docker"
+    ) as box:
+        result = box.execute(ExecutionRequest("import os; print(os.getuid())"))
+        assert result.ok and result.output == "1000\n", result
+        assert "docker" in box.isolation or "container" in box.isolation
