@@ -1,0 +1,309 @@
+r"""OSWorld task files: load, type and validate ``evaluation_examples/examples/<domain>/<id>.json``.
+
+A task is OSWorld's JSON object: ``id``, ``snapshot``, ``instruction``, ``source``, ``config`` (setup
+steps ``{"type": ..., "parameters": {...}}``), ``trajectory``, ``related_apps`` and ``evaluator``
+(``func``, ``result``, ``expected``, ``options``, ``conj``, ``postconfig``; ``func``/``result``/
+``expected``/``options`` are single values or parallel lists).
+
+>>> task = OSWorldTask.from_dict({
+...     "id": "t1", "instruction": "Say hi", "config": [],
+...     "evaluator": {"func": "exact_match", "result": {"type": "vm_command_line", "command": "echo hi"},
+...                   "expected": {"type": "rule", "rules": {"expected": "hi\n"}}}})
+>>> task.evaluator.funcs, task.evaluator.conj
+(('exact_match',), 'and')
+>>> validate(task)
+[]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentrl.core.choices import did_you_mean
+from agentrl.core.errors import TaskFormatError
+from agentrl.envs.osworld.metrics import METRICS
+
+__all__ = [
+    "SUPPORTED_GETTERS",
+    "SUPPORTED_METRICS",
+    "SUPPORTED_SETUP_TYPES",
+    "EvaluatorSpec",
+    "OSWorldTask",
+    "SetupStep",
+    "load_task",
+    "load_task_dir",
+    "validate",
+]
+
+SUPPORTED_SETUP_TYPES: tuple[str, ...] = (
+    "launch",
+    "open",
+    "execute",
+    "command",
+    "sleep",
+    "upload_file",
+    "activate_window",
+    "close_window",
+)
+"""Setup / postconfig step types the local desktop will run (no network steps such as ``download``)."""
+
+SUPPORTED_GETTERS: tuple[str, ...] = (
+    "vm_file",
+    "list_directory",
+    "vm_command_line",
+    "vm_terminal_output",
+    "accessibility_tree",
+    "rule",
+)
+"""Getter types for ``result`` / ``expected``; ``rule`` is resolved by ``evaluate`` itself."""
+
+SUPPORTED_METRICS: tuple[str, ...] = tuple(sorted(METRICS))
+"""Metric (``func``) names: the keys of :data:`~agentrl.envs.osworld.metrics.METRICS`."""
+
+CONJUNCTIONS = ("and", "or")
+
+
+def _where(source: str | None) -> str:
+    return f"{source}: " if source else ""
+
+
+@dataclass(frozen=True)
+class SetupStep:
+    """One ``config`` / ``postconfig`` step: ``{"type": ..., "parameters": {...}}``."""
+
+    type: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str = "config[0]", source: str | None = None) -> SetupStep:
+        """Read one step; ``where`` names the field in errors.
+
+        >>> SetupStep.from_dict({"type": "sleep", "parameters": {"seconds": 1}})
+        SetupStep(type='sleep', parameters={'seconds': 1})
+        """
+        if not isinstance(data, Mapping):
+            raise TaskFormatError(f"{_where(source)}field {where!r} must be an object with 'type' and 'parameters'")
+        step_type = data.get("type")
+        if not isinstance(step_type, str) or not step_type:
+            raise TaskFormatError(f"{_where(source)}field '{where}.type' must be a non-empty string")
+        parameters = data.get("parameters", {})
+        if parameters is None:
+            parameters = {}
+        if not isinstance(parameters, Mapping):
+            raise TaskFormatError(f"{_where(source)}field '{where}.parameters' must be an object")
+        return cls(type=step_type, parameters=dict(parameters))
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec:
+    """The ``evaluator`` object, with single values normalized to parallel tuples.
+
+    ``results[i]`` / ``expecteds[i]`` are getter specs (``None`` where absent); ``options[i]`` the
+    metric's keyword options. ``multi`` records whether ``func`` was a list in the file.
+    """
+
+    funcs: tuple[str, ...]
+    results: tuple[dict[str, Any] | None, ...]
+    expecteds: tuple[dict[str, Any] | None, ...]
+    options: tuple[dict[str, Any], ...]
+    conj: str = "and"
+    postconfig: tuple[SetupStep, ...] = ()
+    multi: bool = False
+
+    @property
+    def infeasible(self) -> bool:
+        """Whether this is OSWorld's infeasible task (``"func": "infeasible"``)."""
+        return self.funcs == ("infeasible",)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str | None = None) -> EvaluatorSpec:
+        """Read the ``evaluator`` object; errors name the file and the field."""
+        here = _where(source)
+        if not isinstance(data, Mapping):
+            raise TaskFormatError(f"{here}field 'evaluator' must be an object")
+        if "func" not in data:
+            raise TaskFormatError(f"{here}field 'evaluator.func' is missing")
+        func = data["func"]
+        multi = isinstance(func, list)
+        funcs = _as_list(func)
+        if not funcs or not all(isinstance(f, str) and f for f in funcs):
+            raise TaskFormatError(f"{here}field 'evaluator.func' must be a string or a non-empty list of strings")
+        n = len(funcs)
+
+        def parallel(name: str, default: Any) -> list[Any]:
+            if name not in data or data[name] is None:
+                return [default] * n
+            value = data[name]
+            if multi:
+                if not isinstance(value, list):
+                    raise TaskFormatError(f"{here}field 'evaluator.{name}' must be a list, as 'evaluator.func' is")
+                if len(value) != n:
+                    raise TaskFormatError(
+                        f"{here}field 'evaluator.{name}' has {len(value)} entries; 'evaluator.func' has {n}"
+                    )
+                return list(value)
+            return [value]
+
+        is_infeasible = funcs == ["infeasible"]
+        if "result" not in data and not is_infeasible:
+            raise TaskFormatError(f"{here}field 'evaluator.result' is missing")
+        results = parallel("result", None)
+        expecteds = parallel("expected", None)
+        options = [o if o is not None else {} for o in parallel("options", {})]
+        for name, specs in (("result", results), ("expected", expecteds)):
+            for i, spec in enumerate(specs):
+                label = f"evaluator.{name}[{i}]" if multi else f"evaluator.{name}"
+                if spec is None:
+                    continue
+                if not isinstance(spec, Mapping) or not isinstance(spec.get("type"), str):
+                    raise TaskFormatError(f"{here}field '{label}' must be a getter object with a string 'type'")
+                if spec["type"] == "rule" and "rules" not in spec:
+                    raise TaskFormatError(f"{here}field '{label}.rules' is missing (a 'rule' getter needs it)")
+        for i, option in enumerate(options):
+            if not isinstance(option, Mapping):
+                label = f"evaluator.options[{i}]" if multi else "evaluator.options"
+                raise TaskFormatError(f"{here}field '{label}' must be an object")
+        if any(spec is None for spec in results) and not is_infeasible:
+            raise TaskFormatError(f"{here}field 'evaluator.result' has an empty entry")
+        conj = data.get("conj", "and")
+        if conj not in CONJUNCTIONS:
+            raise TaskFormatError(f"{here}field 'evaluator.conj' must be 'and' or 'or', got {conj!r}")
+        postconfig_raw = data.get("postconfig") or []
+        if not isinstance(postconfig_raw, list):
+            raise TaskFormatError(f"{here}field 'evaluator.postconfig' must be a list of steps")
+        postconfig = tuple(
+            SetupStep.from_dict(step, where=f"evaluator.postconfig[{i}]", source=source)
+            for i, step in enumerate(postconfig_raw)
+        )
+        return cls(
+            funcs=tuple(funcs),
+            results=tuple(dict(r) if r is not None else None for r in results),
+            expecteds=tuple(dict(e) if e is not None else None for e in expecteds),
+            options=tuple(dict(o) for o in options),
+            conj=conj,
+            postconfig=postconfig,
+            multi=multi,
+        )
+
+
+@dataclass(frozen=True)
+class OSWorldTask:
+    """One OSWorld task; ``raw`` keeps the JSON object as read."""
+
+    id: str
+    instruction: str
+    config: tuple[SetupStep, ...]
+    evaluator: EvaluatorSpec
+    related_apps: tuple[str, ...] = ()
+    source: str = ""
+    snapshot: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str | None = None) -> OSWorldTask:
+        """Build a task from OSWorld's JSON object; ``source`` (a file name) prefixes errors."""
+        here = _where(source)
+        if not isinstance(data, Mapping):
+            raise TaskFormatError(f"{here}a task must be a JSON object, got {type(data).__name__}")
+        for name in ("id", "instruction"):
+            if not isinstance(data.get(name), str) or not data[name]:
+                raise TaskFormatError(f"{here}field {name!r} must be a non-empty string")
+        if "evaluator" not in data:
+            raise TaskFormatError(f"{here}field 'evaluator' is missing")
+        config_raw = data.get("config") or []
+        if not isinstance(config_raw, list):
+            raise TaskFormatError(f"{here}field 'config' must be a list of setup steps")
+        config = tuple(
+            SetupStep.from_dict(step, where=f"config[{i}]", source=source) for i, step in enumerate(config_raw)
+        )
+        related = data.get("related_apps") or []
+        if not isinstance(related, list) or not all(isinstance(a, str) for a in related):
+            raise TaskFormatError(f"{here}field 'related_apps' must be a list of strings")
+        for name in ("source", "snapshot"):
+            if data.get(name) is not None and not isinstance(data[name], str):
+                raise TaskFormatError(f"{here}field {name!r} must be a string")
+        return cls(
+            id=data["id"],
+            instruction=data["instruction"],
+            config=config,
+            evaluator=EvaluatorSpec.from_dict(data["evaluator"], source=source),
+            related_apps=tuple(related),
+            source=data.get("source") or "",
+            snapshot=data.get("snapshot") or "",
+            raw=dict(data),
+        )
+
+
+def load_task(path: str | Path) -> OSWorldTask:
+    """Read one task JSON file; errors name the file."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise TaskFormatError(f"{path}: no such task file") from error
+    except json.JSONDecodeError as error:
+        raise TaskFormatError(
+            f"{path}: not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
+        ) from error
+    return OSWorldTask.from_dict(data, source=str(path))
+
+
+def load_task_dir(directory: str | Path) -> list[OSWorldTask]:
+    """Every ``*.json`` task below ``directory``, recursively, in sorted path order."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise TaskFormatError(f"{directory}: not a directory of OSWorld task files")
+    return [load_task(p) for p in sorted(directory.rglob("*.json"))]
+
+
+def _check(kind: str, name: str, choices: tuple[str, ...], where: str) -> str | None:
+    if name in choices:
+        return None
+    return f"{where}: unsupported {kind} {name!r}; supported: {', '.join(choices)}{did_you_mean(name, choices)}"
+
+
+def validate(task: OSWorldTask, strict: bool = True) -> list[str]:
+    """Name every setup step type, getter and metric this package cannot run.
+
+    ``strict=True`` raises :class:`TaskFormatError` listing the problems; ``strict=False`` returns
+    them (an empty list when the task is fully supported).
+
+    >>> task = OSWorldTask.from_dict({"id": "t", "instruction": "x",
+    ...     "config": [{"type": "lauch", "parameters": {"command": ["gedit"]}}],
+    ...     "evaluator": {"func": "exact_match", "result": {"type": "vm_command_line"},
+    ...                   "expected": {"type": "rule", "rules": {"expected": "x"}}}})
+    >>> validate(task, strict=False)  # doctest: +ELLIPSIS
+    ["task 't' config[0]: unsupported setup step type 'lauch'; supported: ...; did you mean 'launch'?"]
+    """
+    problems: list[str] = []
+    prefix = f"task {task.id!r}"
+    for i, step in enumerate(task.config):
+        problems.append(_check("setup step type", step.type, SUPPORTED_SETUP_TYPES, f"{prefix} config[{i}]"))
+    ev = task.evaluator
+    for i, step in enumerate(ev.postconfig):
+        problems.append(
+            _check("setup step type", step.type, SUPPORTED_SETUP_TYPES, f"{prefix} evaluator.postconfig[{i}]")
+        )
+
+    def label(name: str, i: int) -> str:
+        return f"{prefix} evaluator.{name}[{i}]" if ev.multi else f"{prefix} evaluator.{name}"
+
+    for i, func in enumerate(ev.funcs):
+        problems.append(_check("metric", func, SUPPORTED_METRICS, label("func", i)))
+    if not ev.infeasible:
+        for name, specs in (("result", ev.results), ("expected", ev.expecteds)):
+            for i, spec in enumerate(specs):
+                if spec is not None:
+                    problems.append(_check("getter", spec["type"], SUPPORTED_GETTERS, label(name, i)))
+    found = [p for p in problems if p]
+    if found and strict:
+        raise TaskFormatError("; ".join(found) if len(found) == 1 else "\n".join(found))
+    return found
