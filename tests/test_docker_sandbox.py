@@ -383,3 +383,9 @@ def test_remote_server_in_front_of_docker(daemon, image, monkeypatch):
         result = box.execute(ExecutionRequest("import os; print(os.getuid())"))
         assert result.ok and result.output == "1000\n", result
         assert "docker" in box.isolation or "container" in box.isolation
+
+
+def test_numpy_and_sympy_are_preimported(box):
+    """The image carries numpy and sympy, pre-imported like on the process tier (tool-integrated math)."""
+    r = run(box, "import numpy, sympy\nprint(int(numpy.arange(4).sum()), sympy.factorint(12))")
+    assert r.ok and r.output == "6 {2: 2, 3: 1}\n", r

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, FinalizedSandbox
-from agentrl.sandboxes.python import _Pool
+from agentrl.sandboxes.python import _DEFAULT_PREIMPORT, _Pool
 
 __all__ = ["DockerSandbox"]
 
@@ -225,7 +225,7 @@ class DockerSandbox(FinalizedSandbox):
         max_file_mb: int = 16,
         max_output_chars: int = 8000,
         mode: Literal["session", "stateless"] = "session",
-        preimport: tuple[str, ...] | list[str] = (),
+        preimport: tuple[str, ...] | list[str] = _DEFAULT_PREIMPORT,
     ) -> None:
         """Connect to the engine, make sure of the image, and start warming containers."""
         if mode not in ("session", "stateless"):
@@ -294,7 +294,7 @@ class DockerSandbox(FinalizedSandbox):
             "kill_others": True,
             "env": env,
             "preimport": list(self.preimport),
-            "site_dirs": [],
+            "site_dirs": ["/usr/lib/python3/dist-packages"],  # Debian's numpy and sympy (python -S skips site)
             "max_file_mb": self.max_file_mb,
             "max_processes": _NPROC,
             "memory_mb": self.memory_mb,

@@ -35,7 +35,8 @@ _IMAGE_DIR = os.path.join(_HERE, "docker_image")
 _WORKER_FILE = os.path.join(_HERE, "_worker.py")
 _DEBIAN_SUITE = "bookworm"
 _DEBIAN_MIRROR = "http://deb.debian.org/debian"
-_DEBOOTSTRAP = ["debootstrap", "--variant=minbase", "--include=python3", _DEBIAN_SUITE]
+# numpy and sympy too: the same modules the process tier pre-imports (tool-integrated math needs them)
+_DEBOOTSTRAP = ["debootstrap", "--variant=minbase", "--include=python3,python3-numpy,python3-sympy", _DEBIAN_SUITE]
 _START_TIMEOUT_S = 60.0
 _INSTALL_HINT = "sudo apt-get install -y docker.io"
 
@@ -261,7 +262,7 @@ def _cache_dir() -> str:
 
 
 def _rootfs_tarball() -> str:
-    """Debootstrap a minimal Debian with python3 once; return the cached tarball's path."""
+    """Debootstrap a minimal Debian with python3, numpy and sympy once; return the cached tarball's path."""
     tarball = os.path.join(_cache_dir(), f"rootfs-{_DEBIAN_SUITE}-{_base_hash()}.tar")
     if os.path.exists(tarball):
         return tarball
