@@ -11,8 +11,9 @@ STAMP  := $(VENV)/.agentrl-installed
 # npm fetches Ruffle, the Flash emulator of AgentRL/FlashGame-SWF-v0; docker.io is the engine of the
 # docker sandbox tier (the tests start it on a private socket and stop it after) and debootstrap
 # makes the Debian root filesystem its image is built from (no registry is needed).
-SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap
-SYSTEM_COMMANDS := bwrap chromium npm dockerd debootstrap
+# Xvfb, a window manager and small X tools make the desktop of the OSWorld env (work in progress).
+SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap xvfb xterm xdotool x11-utils scrot xfwm4 dbus
+SYSTEM_COMMANDS := bwrap chromium npm dockerd debootstrap Xvfb xterm xdotool xdpyinfo scrot xfwm4 dbus-run-session
 
 .PHONY: demo test lint system-deps setup clean ruffle
 
