@@ -1,4 +1,4 @@
-"""Small HTTP servers in a background thread (uvicorn), loopback by default.
+"""Small HTTP servers in a background thread (uvicorn, or the stdlib), loopback by default.
 
 Shared by the retrieval server (``agentrl serve-retriever``) and the model server
 (``agentrl serve-model``): both bind 127.0.0.1 unless told otherwise, start in a daemon thread
@@ -10,10 +10,11 @@ from __future__ import annotations
 import ipaddress
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ServerHandle", "is_loopback", "refuse_remote", "start_server_thread"]
+__all__ = ["ServerHandle", "ThreadedServerHandle", "is_loopback", "refuse_remote", "start_server_thread"]
 
 
 def is_loopback(host: str) -> bool:
@@ -93,3 +94,66 @@ def start_server_thread(
     bound = server.servers[0].sockets[0].getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     return ServerHandle(server, thread, f"http://{shown}:{bound}")
+
+
+class ThreadedServerHandle:
+    """A stdlib ``ThreadingHTTPServer`` serving in a daemon thread: ``base_url``, ``port``, ``close()``.
+
+    ``close()`` (idempotent; also ``stop()`` and ``with``) runs ``before_close`` (release what the
+    server's app holds), stops accepting, runs ``after_shutdown`` (hang up kept-alive connections),
+    closes the socket and joins the thread.
+    """
+
+    def __init__(
+        self,
+        httpd: Any,
+        host: str,
+        *,
+        name: str,
+        app: Any = None,
+        before_close: Callable[[], None] | None = None,
+        after_shutdown: Callable[[], None] | None = None,
+    ) -> None:
+        self.httpd = httpd
+        #: the application object the server serves (for tests and health checks)
+        self.app = app
+        self._before_close = before_close
+        self._after_shutdown = after_shutdown
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{httpd.server_address[1]}"
+        self._closed = False
+        self.thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, name=name, daemon=True
+        )
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give a client (the same as ``url``)."""
+        return self.url
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return int(self.httpd.server_address[1])
+
+    def close(self) -> None:
+        """Stop the server; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._before_close is not None:
+            self._before_close()
+        self.httpd.shutdown()
+        if self._after_shutdown is not None:
+            self._after_shutdown()
+        self.httpd.server_close()
+        self.thread.join(5.0)
+
+    stop = close
+
+    def __enter__(self) -> ThreadedServerHandle:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

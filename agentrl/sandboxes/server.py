@@ -44,10 +44,10 @@ from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agentrl.core.serving import is_loopback, refuse_remote
+from agentrl.core.serving import ThreadedServerHandle, is_loopback, refuse_remote
 from agentrl.sandboxes.base import ExecutionRequest
 
-__all__ = ["DEFAULT_PORT", "SandboxServer", "SandboxServerHandle", "main", "serve_sandbox"]
+__all__ = ["DEFAULT_PORT", "SandboxServer", "main", "serve_sandbox"]
 
 DEFAULT_PORT = 8787
 _SESSION_PATH = re.compile(r"^/v1/sessions/([0-9a-f]{32})(?:/(execute|reset))?$")
@@ -552,52 +552,6 @@ class _HTTPServer(ThreadingHTTPServer):
                 conn.shutdown(socket.SHUT_RDWR)
 
 
-class SandboxServerHandle:
-    """A running :func:`serve_sandbox` server (a daemon thread); ``close()`` stops it and its sandboxes.
-
-    Attributes:
-        url: ``http://HOST:PORT``; ``base_url`` is the same (give it to :class:`RemoteSandbox`).
-        app: the :class:`SandboxServer`.
-    """
-
-    def __init__(self, httpd: _HTTPServer, app: SandboxServer, thread: threading.Thread, host: str) -> None:
-        self.httpd = httpd
-        self.app = app
-        self.thread = thread
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{httpd.server_address[1]}"
-        self._closed = False
-
-    @property
-    def base_url(self) -> str:
-        """The URL to give a client."""
-        return self.url
-
-    @property
-    def port(self) -> int:
-        """The bound port."""
-        return int(self.httpd.server_address[1])
-
-    def close(self) -> None:
-        """Stop accepting, hang up open connections, close every sandbox; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        self.app.close()
-        self.httpd.shutdown()
-        self.httpd.hang_up_all()
-        self.httpd.server_close()
-        self.thread.join(5.0)
-
-    stop = close
-
-    def __enter__(self) -> SandboxServerHandle:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
 def serve_sandbox(
     tier: str = "process",
     host: str = "127.0.0.1",
@@ -606,7 +560,7 @@ def serve_sandbox(
     tokens: Mapping[str, str] | None = None,
     allow_remote: bool = False,
     **limits: Any,
-) -> SandboxServerHandle:
+) -> ThreadedServerHandle:
     """Start a :class:`SandboxServer` in a background thread and return its handle.
 
     Args:
@@ -632,11 +586,10 @@ def serve_sandbox(
     except BaseException:
         app.close()
         raise
-    thread = threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="agentrl-sandbox-server", daemon=True
+    # closing stops every sandbox, then hangs up kept-alive connections (a restart on the port works)
+    return ThreadedServerHandle(
+        httpd, host, name="agentrl-sandbox-server", app=app, before_close=app.close, after_shutdown=httpd.hang_up_all
     )
-    thread.start()
-    return SandboxServerHandle(httpd, app, thread, host)
 
 
 def _parse_tokens(pairs: Sequence[str]) -> dict[str, str]:
