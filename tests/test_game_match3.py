@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import random
 from collections.abc import Iterator
 from typing import Any
 
+import gymnasium as gym
 import pytest
 
 pytest.importorskip("playwright")
@@ -121,18 +121,9 @@ def test_random_player_usually_loses(game: GameHarness) -> None:
 
 
 def make_env(**kwargs: Any) -> Any:
-    env_module = pytest.importorskip("agentrl.envs.games.env")
-    env_id = f"AgentRL/FlashGame-{SPEC['env_name']}-v0"
-    import gymnasium as gym
-
-    import agentrl.envs  # noqa: F401  (registers the AgentRL ids)
-
-    if env_id in gym.registry:
-        return gym.make(env_id, **kwargs).unwrapped
-    return env_module.make_game_env(NAME, **kwargs)
+    return gym.make(f"AgentRL/FlashGame-{SPEC['env_name']}-v0", **kwargs).unwrapped
 
 
-@pytest.mark.skipif(importlib.util.find_spec("agentrl.envs.games.env") is None, reason="env.py not written yet")
 @pytest.mark.parametrize(("action_mode", "seed"), [("text", 0), ("mouse_keyboard", 1)])
 def test_env_oracle_wins(action_mode: str, seed: int) -> None:
     env = make_env(action_mode=action_mode, obs_type="pixels_text")

@@ -16,6 +16,7 @@ and its frames, and play the oracle by named moves or by real mouse/keyboard inp
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -208,6 +209,21 @@ class GameHarness:
                 on_step(move, event, out, after)
             out, steps = after, steps + 1
         return out, steps
+
+    def oracle_frames(self, seed: int, steps: int, *, size: Sequence[int] = (84, 84)) -> list[str]:
+        """SHA-256 digests of the first frame and of the frames after the oracle's first ``steps`` moves.
+
+        Fewer when the game ends first. This is what a determinism test compares across seeds.
+        """
+        self.start(seed)
+        out = self.step(frames=0, capture=size)
+        digests = [hashlib.sha256(out["frame"].encode()).hexdigest()]
+        for _ in range(steps):
+            if out["done"]:
+                break
+            out = self.step(self.spec.oracle(out["state"], self.moves), capture=size)
+            digests.append(hashlib.sha256(out["frame"].encode()).hexdigest())
+        return digests
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
