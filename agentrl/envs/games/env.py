@@ -357,15 +357,15 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             raw = base64.b64decode(out["frame"])
             pixels = np.frombuffer(raw, dtype=np.uint8).reshape(self.obs_size[0], self.obs_size[1], 3).copy()
             self._last_frame = pixels
+        return self._shaped(pixels, str(out.get("text", ""))[:4096])
+
+    def _shaped(self, pixels: np.ndarray | None, text: str) -> Any:
+        """An observation of this env's ``obs_type`` from its parts."""
         if self.obs_type == "pixels":
             return pixels
         if self.obs_type == "text":
-            return str(out.get("text", ""))[:4096]
-        return {"pixels": pixels, "text": str(out.get("text", ""))[:4096]}
-
-    def _blank_observation(self) -> Any:
-        pixels = np.zeros((*self.obs_size, 3), dtype=np.uint8)
-        return {"pixels": pixels, "text": "", "pixels_text": {"pixels": pixels, "text": ""}}[self.obs_type]
+            return text
+        return {"pixels": pixels, "text": text}
 
     # -- gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -398,7 +398,10 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             info = self._info(before, action_error=None, done_reason="env_error")
             info["env_error"] = str(exc)
             return (
-                self._blank_observation() if self._last_frame is None else self._last_observation(),
+                # the last frame seen (a blank one before any), as the page is gone
+                self._shaped(
+                    np.zeros((*self.obs_size, 3), np.uint8) if self._last_frame is None else self._last_frame, ""
+                ),
                 0.0,
                 True,
                 False,
@@ -415,10 +418,6 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             done_reason = "max_steps" if self._steps >= self.max_steps else "stuck"
         self._active = not (terminated or truncated)
         return self._observation(out), reward, terminated, truncated, self._info(out, action_error, done_reason)
-
-    def _last_observation(self) -> Any:
-        pixels = self._last_frame
-        return {"pixels": pixels, "text": "", "pixels_text": {"pixels": pixels, "text": ""}}[self.obs_type]
 
     def _act(self, action: Any) -> tuple[dict[str, Any], str | None]:
         if self.action_mode == "discrete":
