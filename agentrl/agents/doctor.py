@@ -29,15 +29,16 @@ puzzled), which is the signal an RL trainer needs.
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any
 
 from agentrl.agents.backends.base import ChatMessage, GenerationConfig, LLMBackend
 from agentrl.agents.react import ReActAgent
+from agentrl.envs.consult.actions import ConsultActionSet
 
 __all__ = ["DOCTOR_INSTRUCTIONS", "DoctorAgent"]
 
-_DIAGNOSIS = re.compile(r"^[\s*_#>-]*diagnosis[\s*_]*:", re.IGNORECASE | re.MULTILINE)
+#: the env's own parser decides whether a turn concludes (a DIAGNOSIS: line with a diagnosis)
+_ACTIONS = ConsultActionSet()
 
 DOCTOR_INSTRUCTIONS = (
     "How to consult: greet the patient kindly; ask one or two short questions per turn about when it started, "
@@ -93,7 +94,8 @@ class DoctorAgent(ReActAgent):
 
         A small model that rambles would otherwise be truncated with nothing to score.
         """
-        if info.get("turns_left") != 1 or _DIAGNOSIS.search(turn):
+        parsed = _ACTIONS.parse(turn)
+        if info.get("turns_left") != 1 or getattr(parsed, "kind", None) == "diagnosis":
             return turn
         heard = "\n".join(m["content"][-400:] for m in self.messages if m["role"] == "user")[-2000:]
         ask: list[ChatMessage] = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CATEGORIES", "LAY_TERMS", "TESTS", "TOPICS", "TestSpec", "Topic", "normalize_test_name"]
+__all__ = ["CATEGORIES", "JARGON", "LAY_TERMS", "TESTS", "TOPICS", "TestSpec", "Topic", "normalize_test_name"]
 
 #: the kinds of facts, in the order a history is taken
 CATEGORIES = ("hpi", "symptom", "history", "social", "family")
@@ -1167,6 +1167,9 @@ LAY_TERMS: dict[str, str] = {
     "acute": "sudden",
     "chronic": "long-standing",
 }
+
+#: medical words a lay explanation avoids and a lay patient never says (the longer LAY_TERMS keys), lower case
+JARGON = re.compile(r"(?<![a-z])(" + "|".join(re.escape(t.lower()) for t in LAY_TERMS if len(t) > 5) + r")(?![a-z])")
 
 _TEST_NORMALIZE = re.compile(r"[^a-z0-9&/+ ]+")
 

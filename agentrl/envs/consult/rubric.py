@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrl.core.verify import Score
-from agentrl.envs.consult.catalog import LAY_TERMS, TESTS, TOPICS
+from agentrl.envs.consult.catalog import JARGON, TESTS, TOPICS
 
 __all__ = [
     "JUDGE_PROMPT_VERSION",
@@ -332,14 +332,13 @@ _EMPATHY = re.compile(
     r"thank you for telling me)",
     re.IGNORECASE,
 )
-_JARGON = re.compile(r"(?<![a-z])(" + "|".join(re.escape(t.lower()) for t in LAY_TERMS if len(t) > 5) + r")(?![a-z])")
 
 
 def _lay_explanation(words: str, names: Sequence[str]) -> bool:
     text = words.lower()
     for name in names:
         text = text.replace(name.lower(), " ")
-    return len(text.split()) >= 12 and _JARGON.search(text) is None
+    return len(text.split()) >= 12 and JARGON.search(text) is None
 
 
 class RuleGrader:
