@@ -11,9 +11,14 @@ STAMP  := $(VENV)/.agentrl-installed
 # npm fetches Ruffle, the Flash emulator of AgentRL/FlashGame-SWF-v0; docker.io is the engine of the
 # docker sandbox tier (the tests start it on a private socket and stop it after) and debootstrap
 # makes the Debian root filesystem its image is built from (no registry is needed).
-# Xvfb, a window manager and small X tools make the desktop of the OSWorld env (work in progress).
-SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap xvfb xterm xdotool x11-utils scrot xfwm4 dbus
-SYSTEM_COMMANDS := bwrap chromium npm dockerd debootstrap Xvfb xterm xdotool xdpyinfo scrot xfwm4 dbus-run-session
+# Xvfb, a window manager, small X tools and real apps (xterm, mousepad, thunar, galculator; Chromium
+# above) make the desktop of AgentRL/OSWorld-v0; AT-SPI (at-spi2-core, python3-gi, gir1.2-atspi-2.0)
+# gives its accessibility tree. The desktop packages go in without their recommends (no GNOME stack).
+SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap
+DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mousepad thunar galculator \
+  at-spi2-core python3-gi gir1.2-atspi-2.0
+SYSTEM_COMMANDS := bwrap chromium npm dockerd debootstrap Xvfb xterm xdotool xdpyinfo scrot xfwm4 dbus-run-session \
+  dbus-launch mousepad thunar galculator /usr/libexec/at-spi-bus-launcher
 
 .PHONY: demo test lint system-deps setup clean ruffle
 
@@ -58,8 +63,12 @@ system-deps:
 	    (apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null 2>&1 || \
 	     (apt-get update -qq >/dev/null && apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null)) || \
 	    echo "warning: could not install $(SYSTEM_PACKAGES); run: apt-get install -y $(SYSTEM_PACKAGES)"; \
+	    echo "installing desktop packages: $(DESKTOP_PACKAGES)"; \
+	    apt-get install -y -qq --no-install-recommends $(DESKTOP_PACKAGES) >/dev/null || \
+	    echo "warning: could not install the desktop; run: apt-get install -y --no-install-recommends $(DESKTOP_PACKAGES)"; \
 	  else \
-	    echo "note: missing$$missing (sandbox isolation, browser tests); install with: sudo apt-get install -y $(SYSTEM_PACKAGES)"; \
+	    echo "note: missing$$missing (sandbox isolation, browser and desktop tests); install with:"; \
+	    echo "  sudo apt-get install -y $(SYSTEM_PACKAGES) && sudo apt-get install -y --no-install-recommends $(DESKTOP_PACKAGES)"; \
 	  fi; \
 	fi
 

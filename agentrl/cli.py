@@ -414,6 +414,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(options: agentrl serve-sandbox --help)",
         add_help=False,
     )
+    commands.add_parser(
+        "serve-desktop",
+        help="serve a desktop (Xvfb, window manager, apps) over OSWorld's VM-server HTTP API, for "
+        "AgentRL/OSWorld-v0 with provider='remote' (options: agentrl serve-desktop --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -436,6 +442,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentrl.sandboxes.server import main as serve_sandbox_main
 
         return int(serve_sandbox_main(argv[1:]) or 0)
+    if argv[:1] == ["serve-desktop"]:
+        from agentrl.envs.osworld.server import main as serve_desktop_main
+
+        return int(serve_desktop_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:

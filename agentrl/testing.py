@@ -18,6 +18,7 @@ from gymnasium.utils.env_checker import check_env
 
 from agentrl.core.env import INFO_KEYS, AgentEnv
 from agentrl.core.errors import AgentRLError, ResetNeeded
+from agentrl.core.spaces import UnicodeText
 
 __all__ = [
     "PORTABLE_SANDBOX_ATTACKS",
@@ -64,6 +65,10 @@ def check_domain(
     if callable(getattr(env.unwrapped, "oracle_action", None)):  # a game env: pixels, an oracle policy
         env.close()
         _check_game_domain(env_id, seeds, kwargs, say)
+        return
+    if getattr(env.unwrapped, "is_desktop_env", False):  # OSWorld: a real desktop, one env at a time
+        env.close()
+        _check_desktop_domain(env_id, seeds, kwargs, say)
         return
     twin = gym.make(env_id, **kwargs)
     try:
@@ -438,19 +443,25 @@ def _expect(*checks: Callable[[Any], bool]) -> Callable[[Any], bool]:
 #: hostile code every Python sandbox tier must survive the same way, whatever isolates it:
 #: ``name -> [(code, expectation), ...]``; after each, ``print(1+1)`` must still give ``2``.
 PORTABLE_SANDBOX_ATTACKS: dict[str, list[tuple[str, Callable[[Any], bool]]]] = {
-    "garbage on protocol fds": [(
-        "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'\\xff' * 100)\n"
-        "    except OSError:\n        pass",
-        lambda r: True,
-    )],
-    "binary garbage output": [(
-        "import sys\nsys.stdout.buffer.write(bytes(range(256)) * 1000)",
-        lambda r: r.ok and r.truncated and "\ufffd" in r.output,
-    )],
-    "print 10 MB": [(
-        "print('y' * 10_000_000)",
-        lambda r: r.ok and r.truncated and "more characters]" in r.output and len(r.output) < 2100,
-    )],
+    "garbage on protocol fds": [
+        (
+            "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'\\xff' * 100)\n"
+            "    except OSError:\n        pass",
+            lambda r: True,
+        )
+    ],
+    "binary garbage output": [
+        (
+            "import sys\nsys.stdout.buffer.write(bytes(range(256)) * 1000)",
+            lambda r: r.ok and r.truncated and "\ufffd" in r.output,
+        )
+    ],
+    "print 10 MB": [
+        (
+            "print('y' * 10_000_000)",
+            lambda r: r.ok and r.truncated and "more characters]" in r.output and len(r.output) < 2100,
+        )
+    ],
     "lone surrogates": [
         ("s = '\ud800'\nprint(s)\ns", lambda r: isinstance(r.output, str)),
         ("print('\udcff')\n\udc80", lambda r: not r.ok),
@@ -482,3 +493,54 @@ def check_sandbox_attack(box: Any, name: str) -> None:
     result = box.execute(ExecutionRequest("print(1+1)"))
     if not (result.ok and result.output == "2\n"):
         raise DomainCheckError(f"sandbox attack {name!r}: the sandbox is no longer usable: {result!r}"[:2000])
+
+
+def _check_desktop_domain(
+    env_id: str, seeds: Sequence[int], kwargs: Mapping[str, Any], say: Callable[[str], None]
+) -> None:
+    """The desktop form of :func:`check_domain`: the task's oracle scores 1 through the GUI, a no-op 0."""
+    env = gym.make(env_id, **kwargs)
+    try:
+        base = env.unwrapped
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            check_env(base, skip_render_check=True, skip_close_check=True)
+        say(f"{env_id}: check_env passed")
+        for seed in seeds:
+            _, info = env.reset(seed=seed)
+            reward, terminated, truncated = 0.0, False, False
+            for action in base.oracle_actions:
+                _, reward, terminated, truncated, info = env.step(action)
+                if terminated or truncated:
+                    break
+            if not (terminated and reward == 1.0):
+                raise DomainCheckError(f"{env_id}: the oracle of task {info['task_id']} scored {reward}: {info}")
+            env.reset(seed=seed)
+            _, reward, terminated, _, info = env.step(
+                "DONE" if isinstance(base.action_space, UnicodeText) else {"action_type": "DONE"}
+            )
+            if not terminated or (reward != 0.0 and not base.task.evaluator.infeasible):
+                raise DomainCheckError(f"{env_id}: DONE at once on task {info['task_id']} scored {reward}")
+        say(f"{env_id}: the oracle scores 1 and a no-op 0 on the tasks of seeds {list(seeds)}")
+        env.reset(seed=seeds[0])
+        bad = "```python\nthis is not python(\n```" if isinstance(base.action_space, UnicodeText) else "{not json"
+        steps = 0
+        terminated = truncated = False
+        while not (terminated or truncated):
+            _, reward, terminated, truncated, info = env.step(bad)
+            steps += 1
+            if not isinstance(info["action_error"], str):
+                raise DomainCheckError(f"{env_id}: a malformed action should give action_error, got {info}")
+        if not truncated or steps != base.max_steps or info["done_reason"] != "max_steps":
+            raise DomainCheckError(f"{env_id}: malformed actions should run to the budget of {base.max_steps}: {info}")
+        try:
+            env.step("DONE")
+        except ResetNeeded:
+            pass
+        else:
+            raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
+        say(f"{env_id}: malformed actions are errors until the budget truncates; then step() raises ResetNeeded")
+    finally:
+        env.close()
+        env.close()
+    say(f"{env_id}: close() twice passed")

@@ -1,8 +1,8 @@
 """Agents by name: what ``agentrl bench --agent NAME --backend NAME`` builds.
 
 Built-in agents are ``oracle``, ``random``, ``react``, ``doctor`` (PatientConsult), ``vision`` (a VLM
-game agent) and ``coast`` (the adventure games); any other agent is named by its import path
-``module:Class``. LLM backends are ``smollm2`` (the embedded
+game agent), ``coast`` (the adventure games) and ``gui`` (OSWorld desktops); any other agent is named
+by its import path ``module:Class``. LLM backends are ``smollm2`` (the embedded
 default), ``transformers`` (a local Hugging Face model by path) and ``openai`` (any OpenAI-compatible
 server).
 
@@ -28,9 +28,9 @@ from agentrl.core.choices import did_you_mean
 
 __all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "check_backend_options", "make_backend"]
 
-AGENT_NAMES = ("oracle", "random", "react", "doctor", "vision", "coast")
+AGENT_NAMES = ("oracle", "random", "react", "doctor", "vision", "coast", "gui")
 BACKEND_NAMES = ("smollm2", "transformers", "openai")
-_LLM_AGENTS = frozenset({"react", "doctor", "vision"})  # coast works without an LLM: only with --backend
+_LLM_AGENTS = frozenset({"react", "doctor", "vision", "gui"})  # coast works without an LLM: only with --backend
 
 
 def check_backend_options(name: str, options: Mapping[str, Any]) -> None:
@@ -156,11 +156,12 @@ class AgentBuilder:
             return _import_class(self.spec.agent)
         from agentrl.agents.doctor import DoctorAgent
         from agentrl.agents.game_agents import CoastAgent, VisionGameAgent
+        from agentrl.agents.gui_agent import GUIAgent
         from agentrl.agents.react import ReActAgent
         from agentrl.agents.simple import OracleAgent, RandomAgent
 
         agents = {"oracle": OracleAgent, "random": RandomAgent, "react": ReActAgent, "doctor": DoctorAgent,
-                  "vision": VisionGameAgent, "coast": CoastAgent}
+                  "vision": VisionGameAgent, "coast": CoastAgent, "gui": GUIAgent}
         return agents[self.spec.agent]
 
     @property

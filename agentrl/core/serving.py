@@ -113,6 +113,7 @@ class ThreadedServerHandle:
         app: Any = None,
         before_close: Callable[[], None] | None = None,
         after_shutdown: Callable[[], None] | None = None,
+        url: str | None = None,
     ) -> None:
         self.httpd = httpd
         #: the application object the server serves (for tests and health checks)
@@ -120,7 +121,7 @@ class ThreadedServerHandle:
         self._before_close = before_close
         self._after_shutdown = after_shutdown
         shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{httpd.server_address[1]}"
+        self.url = url or f"http://{shown}:{httpd.server_address[1]}"  # ``url``: e.g. a unix socket's
         self._closed = False
         self.thread = threading.Thread(
             target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, name=name, daemon=True

@@ -31,6 +31,13 @@ register_domain(
     "conclude with DIAGNOSIS/PLAN; HealthBench-style rubric reward.",
     tags=("text", "medical", "dialogue"),
 )
+register_domain(
+    "OSWorld",
+    "agentrl.envs.osworld.env:OSWorldEnv",
+    description="A real Linux desktop (Xvfb, xfwm4, xterm, mousepad, thunar, galculator, Chromium): OSWorld task "
+    "JSON, screenshot / a11y-tree observations, pyautogui or computer_13 actions, OSWorld's evaluators.",
+    tags=("pixels", "desktop", "gui"),
+)
 
 # Browser and Flash games with pixel observations (agentrl.envs.games): one id per game.
 from agentrl.envs.games import register_game_envs as _register_game_envs  # noqa: E402

@@ -9,12 +9,18 @@ Every process it starts is tracked (each in its own process group, so a kill rea
 * :meth:`DesktopSession.screenshot` / :meth:`DesktopSession.screenshot_png` grab the screen with ``mss``.
 * :meth:`DesktopSession.run_pyautogui` runs an agent's pyautogui code in a separate child process with
   a deadline; the agent's code never runs in this process.
+* :meth:`DesktopSession.accessibility_tree` dumps the AT-SPI tree as OSWorld's XML (see
+  :mod:`agentrl.envs.osworld.a11y`): each session runs its own D-Bus session bus and AT-SPI bus
+  launcher, and :meth:`DesktopSession.env` points apps at them (``DBUS_SESSION_BUS_ADDRESS``,
+  ``GTK_MODULES=gail:atk-bridge``).
 * :meth:`DesktopSession.reset` kills the launched apps and restores HOME; :meth:`DesktopSession.close`
   kills everything and removes the lock and temp dirs. A forgotten session is cleaned up by a
   ``weakref`` finalizer.
 
 Needs ``xvfb`` (and ``x11-utils``, ``xterm``, ``xdotool``, ``scrot``, ``xfwm4`` for the full desktop) from
-apt, and ``pip install 'agentrl-gym[desktop]'`` (``mss``, ``pyautogui``).
+apt, and ``pip install 'agentrl-gym[desktop]'`` (``mss``, ``pyautogui``). The accessibility tree needs
+``apt-get install -y at-spi2-core dbus-x11 python3-gi gir1.2-atspi-2.0`` (without them the desktop
+still works; :meth:`DesktopSession.accessibility_tree` raises SandboxUnavailable).
 """
 
 from __future__ import annotations
@@ -25,11 +31,11 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,30 +48,15 @@ __all__ = ["APT_PACKAGES", "DesktopSession", "ensure_xvfb"]
 
 APT_PACKAGES = ("xvfb", "xterm", "xdotool", "x11-utils", "scrot", "xfwm4")
 APT_COMMAND = "sudo apt-get install -y " + " ".join(APT_PACKAGES)
+A11Y_APT_COMMAND = "apt-get install -y at-spi2-core dbus-x11 python3-gi gir1.2-atspi-2.0"
+A11Y_LAUNCHERS = ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher")
+SYSTEM_PYTHON = "/usr/bin/python3"
 DISPLAY_START = 100
 DISPLAY_TRIES = 200
 OUTPUT_CAP = 20_000
 
+
 # Runs in the child: the agent's code arrives on stdin; ``pyautogui`` is imported before it runs.
-_PYAUTOGUI_BOOTSTRAP = """\
-import contextlib, io, sys, traceback
-with contextlib.redirect_stdout(io.StringIO()):  # python-xlib prints xauth warnings on import
-    import pyautogui
-pyautogui.FAILSAFE = False
-_code = sys.stdin.read()
-_ns = {"__name__": "__main__", "pyautogui": pyautogui}
-try:
-    exec(compile(_code, "<agent>", "exec"), _ns)
-except SystemExit as _e:
-    if _e.code not in (None, 0):
-        traceback.print_exc()
-        sys.exit(1)
-except BaseException:
-    traceback.print_exc()
-    sys.exit(1)
-"""
-
-
 def ensure_xvfb() -> str:
     """Path of ``Xvfb``; installs the apt packages when root with apt-get, else raises SandboxUnavailable."""
     found = shutil.which("Xvfb")
@@ -136,7 +127,11 @@ class _State:
     tmpdir: Path | None = None
     xvfb: subprocess.Popen[bytes] | None = None
     wm: subprocess.Popen[bytes] | None = None
+    bus: subprocess.Popen[bytes] | None = None
+    a11y: subprocess.Popen[bytes] | None = None
+    bus_address: str | None = None
     apps: list[subprocess.Popen[Any]] = field(default_factory=list)
+    launched: set[int] = field(default_factory=set)  # pids of launch()ed apps, for crashed_apps()
     closed: bool = False
 
 
@@ -156,6 +151,8 @@ def _cleanup(state: _State) -> None:
     state.closed = True
     _kill_procs(state.apps)
     state.apps.clear()
+    _kill_procs([p for p in (state.a11y, state.bus) if p is not None])
+    state.bus_address = None
     _kill_procs([p for p in (state.wm, state.xvfb) if p is not None])
     if state.display >= 0 and state.lock_fd is not None:
         # Xvfb removes these on SIGTERM; after a SIGKILL they are stale and ours to remove.
@@ -202,7 +199,9 @@ class DesktopSession:
 
     Attributes: ``display`` (``":<n>"``), ``display_number``, ``width``, ``height``, ``home`` (the
     session's HOME), ``window_manager_name`` (``"xfwm4"`` or ``None``) and ``window_manager_note``
-    (why there is none), ``pids`` (every pid started so far, Xvfb and WM included).
+    (why there is none), ``accessibility_note`` (why there is no AT-SPI bus, when there is none),
+    ``pids`` (every pid started so far, Xvfb, WM and the session's D-Bus daemon and AT-SPI launcher
+    included).
     """
 
     def __init__(
@@ -211,6 +210,7 @@ class DesktopSession:
         height: int = 720,
         *,
         window_manager: bool = True,
+        accessibility: bool = True,
         home_template: str | os.PathLike[str] | None = None,
         startup_timeout_s: float = 15.0,
     ) -> None:
@@ -219,10 +219,13 @@ class DesktopSession:
         self.home_template = Path(home_template) if home_template is not None else None
         self.window_manager_name: str | None = None
         self.window_manager_note = ""
+        self.accessibility_note = ""
         self.pids: list[int] = []
         self._state = _State()
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
         self._mss: Any = None
+        self._worker: Any = None  # the PyautoguiWorker, started on the first run_pyautogui
+        self._worker_thread: ThreadPoolExecutor | None = None
         xvfb = ensure_xvfb()
         self._state.tmpdir = Path(tempfile.mkdtemp(prefix="agentrl-desktop-"))
         self.home = self._state.tmpdir / "home"
@@ -235,6 +238,10 @@ class DesktopSession:
                 self._start_window_manager()
             else:
                 self.window_manager_note = "window_manager=False"
+            if accessibility:
+                self._start_accessibility(startup_timeout_s)
+            else:
+                self.accessibility_note = "accessibility=False"
         except BaseException:
             self.close()
             raise
@@ -347,6 +354,72 @@ class DesktopSession:
             time.sleep(0.05)
         return proc.poll() is None
 
+    def _start_accessibility(self, timeout_s: float) -> None:
+        """Start this session's D-Bus session bus and the AT-SPI bus launcher on it; a note when absent."""
+        dbus = shutil.which("dbus-daemon")
+        launcher = next((p for p in A11Y_LAUNCHERS if os.access(p, os.X_OK)), None)
+        if dbus is None or launcher is None:
+            missing = "dbus-daemon" if dbus is None else "at-spi-bus-launcher"
+            self.accessibility_note = f"{missing} is not installed; install with: {A11Y_APT_COMMAND}"
+            return
+        assert self._state.tmpdir is not None
+        sock = self._state.tmpdir / "bus"
+        address = f"unix:path={sock}"
+        log = self._state.tmpdir / "dbus.log"
+        # The bus's activated services inherit its env: give them the desktop (and no a11y bridge).
+        # XDG_RUNTIME_DIR outside HOME: the launcher puts the AT-SPI bus socket there, and reset() empties HOME.
+        runtime = self._state.tmpdir / "runtime"
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        base = {
+            **self.env({"NO_AT_BRIDGE": "1"}),
+            "DBUS_SESSION_BUS_ADDRESS": address,
+            "XDG_RUNTIME_DIR": str(runtime),
+        }
+        base.pop("GTK_MODULES", None)
+        with log.open("wb") as out:
+            bus = subprocess.Popen(
+                [dbus, "--session", "--nofork", "--nopidfile", f"--address={address}"],
+                env=base,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._state.bus = bus
+        self.pids.append(bus.pid)
+        deadline = time.monotonic() + timeout_s
+        while not sock.exists() and bus.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not sock.exists():
+            self.accessibility_note = "dbus-daemon did not start: " + _read_capped(log, 2000).strip()[-300:]
+            _kill_procs([bus])
+            self._state.bus = None
+            return
+        self._state.bus_address = address
+        with (self._state.tmpdir / "a11y.log").open("wb") as out:
+            a11y = subprocess.Popen(
+                [launcher, "--launch-immediately"],
+                env=base,
+                cwd=self._state.tmpdir,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._state.a11y = a11y
+        self.pids.append(a11y.pid)
+        # Ready once it has made its AT-SPI bus (it owns org.a11y.Bus by then): apps launched earlier
+        # would have the bus activate a second launcher.
+        deadline = time.monotonic() + min(timeout_s, 5.0)
+        while a11y.poll() is None and time.monotonic() < deadline:
+            if any((runtime / "at-spi").glob("bus*")):
+                return
+            time.sleep(0.02)
+        if a11y.poll() is not None:
+            self.accessibility_note = (
+                "at-spi-bus-launcher exited: " + _read_capped(self._state.tmpdir / "a11y.log", 2000).strip()[-300:]
+            )
+
     # ------------------------------------------------------------------ public API
     @property
     def display_number(self) -> int:
@@ -363,10 +436,23 @@ class DesktopSession:
         """Whether :meth:`close` has run (or the finalizer did)."""
         return self._state.closed
 
+    @property
+    def bus_address(self) -> str | None:
+        """The session bus's ``DBUS_SESSION_BUS_ADDRESS``; ``None`` without one (see ``accessibility_note``)."""
+        return self._state.bus_address
+
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The environment for a process on this desktop: DISPLAY, HOME and XDG_SESSION_TYPE=x11 set."""
+        """The environment for a process on this desktop: DISPLAY, HOME and XDG_SESSION_TYPE=x11 set.
+
+        With the session's bus: ``DBUS_SESSION_BUS_ADDRESS`` (its own), ``GTK_MODULES=gail:atk-bridge``,
+        and no ``NO_AT_BRIDGE`` or ``AT_SPI_BUS_ADDRESS`` from this process, so GTK apps join its AT-SPI bus.
+        """
         env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "XAUTHORITY")}
         env.update(DISPLAY=self.display, HOME=str(self.home), XDG_SESSION_TYPE="x11")
+        if self._state.bus_address is not None:
+            for var in ("NO_AT_BRIDGE", "AT_SPI_BUS_ADDRESS"):
+                env.pop(var, None)
+            env.update(DBUS_SESSION_BUS_ADDRESS=self._state.bus_address, GTK_MODULES="gail:atk-bridge")
         if self._state.tmpdir is not None:  # an empty auth file: python-xlib fails without one
             env["XAUTHORITY"] = str(self._state.tmpdir / "Xauthority")
         if extra:
@@ -396,6 +482,7 @@ class DesktopSession:
             start_new_session=True,
         )
         self._state.apps.append(proc)
+        self._state.launched.add(proc.pid)
         self.pids.append(proc.pid)
         return proc
 
@@ -435,59 +522,126 @@ class DesktopSession:
         return png
 
     def run_pyautogui(self, code: str, timeout_s: float = 10.0, *, output_cap: int = OUTPUT_CAP) -> dict[str, Any]:
-        """Run the agent's pyautogui ``code`` in a child process bound to this display.
+        """Run the agent's pyautogui ``code`` in the session's sandboxed worker bound to this display.
 
-        ``pyautogui`` is imported in the child before the code runs, with FAILSAFE off. Returns
-        ``{"ok", "output", "error", "timed_out"}``: stdout, the traceback/stderr (each capped at
-        ``output_cap`` bytes), and whether the deadline killed the child's process group.
+        The worker (:class:`~agentrl.envs.osworld.executor.PyautoguiWorker`) imports pyautogui once
+        (FAILSAFE off, PAUSE 0) and runs each snippet under bubblewrap where it is installed: a
+        read-only root, no network, only this HOME writable. Returns ``{"ok", "output", "error",
+        "timed_out"}``; a snippet past ``timeout_s`` is killed with the worker, which restarts on the
+        next call.
         """
         self._check_open()
-        assert self._state.tmpdir is not None
-        runs = self._state.tmpdir / "runs"
-        runs.mkdir(exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=runs, suffix=".py")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(code)
-        out_path, err_path = Path(name + ".out"), Path(name + ".err")
-        with open(name, "rb") as stdin, out_path.open("wb") as out, err_path.open("wb") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", _PYAUTOGUI_BOOTSTRAP],
-                env=self.env({"PYTHONUNBUFFERED": "1"}),
-                cwd=self.home,
-                stdin=stdin,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
+        # The worker runs under bwrap --die-with-parent, whose death signal follows the *thread* that
+        # started it: start and drive it from one long-lived thread, not an HTTP handler's.
+        if self._worker_thread is None:
+            self._worker_thread = ThreadPoolExecutor(1, thread_name_prefix="agentrl-pyautogui")
+        return self._worker_thread.submit(self._run_in_worker, code, timeout_s, output_cap).result()
+
+    def _run_in_worker(self, code: str, timeout_s: float, output_cap: int) -> dict[str, Any]:
+        if self._worker is None or self._worker.closed or self._worker.output_cap != output_cap:
+            from agentrl.envs.osworld.executor import PyautoguiWorker
+
+            if self._worker is not None:
+                self._worker.close()
+            assert self._state.tmpdir is not None
+            self._worker = PyautoguiWorker(
+                self.env(),
+                self.home,
+                xauthority=self._state.tmpdir / "Xauthority",
+                output_cap=output_cap,
             )
-        # Tracked like an app: anything the code spawned in the background dies on reset()/close().
-        self._state.apps.append(proc)
-        self.pids.append(proc.pid)
-        timed_out = False
+        result = self._worker.run(code, timeout_s=timeout_s)
+        self.pids.extend(pid for pid in self._worker.pids if pid not in self.pids)
+        return result
+
+    def _stop_worker(self) -> None:
+        if self._worker is not None:
+            with contextlib.suppress(Exception):
+                self._worker.close()
+            self._worker = None
+
+    def accessibility_tree(self, max_nodes: int = 5000, timeout_s: float = 10.0, *, max_text: int = 10_000) -> str:
+        """The AT-SPI tree of every app on this desktop, as OSWorld's ``GET /accessibility`` XML.
+
+        Runs :data:`agentrl.envs.osworld.a11y.DUMP_SCRIPT` in ``/usr/bin/python3 -I`` (Debian's ``gi``
+        imports only there) with this desktop's env, killed after ``timeout_s``. At most ``max_nodes``
+        nodes (the root then has ``truncated="true"``), 50 levels deep, 1024 children a node, and
+        ``max_text`` characters of each node's text. Only apps started with :meth:`env` (GTK apps with
+        ``GTK_MODULES=gail:atk-bridge`` and this session's bus) appear.
+
+        Raises:
+            SandboxUnavailable: no session bus / AT-SPI launcher / ``python3-gi`` here (the message
+                names the apt packages), or the dump failed.
+            TimeoutError: the dump ran past ``timeout_s``.
+        """
+        from agentrl.envs.osworld.a11y import DUMP_SCRIPT
+
+        self._check_open()
+        if self._state.bus_address is None:
+            raise SandboxUnavailable(f"no AT-SPI bus on this desktop: {self.accessibility_note}")
+        if not os.access(SYSTEM_PYTHON, os.X_OK):
+            raise SandboxUnavailable(f"{SYSTEM_PYTHON} is missing; install with: {A11Y_APT_COMMAND}")
+        env = self.env()
+        for var in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
+            env.pop(var, None)
+        env["NO_AT_BRIDGE"] = "1"  # the dumper itself must not appear in the tree
+        env.pop("GTK_MODULES", None)
+        argv = [SYSTEM_PYTHON, "-I", "-c", DUMP_SCRIPT, str(int(max_nodes)), "50", "1024", str(int(max_text))]
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=self.home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
-            proc.wait(timeout=timeout_s)
+            out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            timed_out = True
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        output = _read_capped(out_path, output_cap)
-        error = _read_capped(err_path, output_cap)
-        for path in (Path(name), out_path, err_path):
-            with contextlib.suppress(OSError):
-                path.unlink()
-        if timed_out:
-            error = (error + "\n" if error else "") + f"timed out after {timeout_s:g}s"
-        return {"ok": proc.returncode == 0 and not timed_out, "output": output, "error": error, "timed_out": timed_out}
+            proc.communicate()
+            raise TimeoutError(f"the accessibility tree dump ran past {timeout_s:g}s") from None
+        message = err.decode(errors="replace").strip()[-500:]
+        if proc.returncode == 3:
+            raise SandboxUnavailable(f"{message}; install with: {A11Y_APT_COMMAND}")
+        if proc.returncode != 0:
+            raise SandboxUnavailable(f"the accessibility tree dump failed (exit {proc.returncode}): {message}")
+        return out.decode("utf-8", errors="replace")
+
+    def alive(self) -> bool:
+        """Whether the display (Xvfb) and, when one was started, the window manager still run."""
+        if self._state.closed or self._state.xvfb is None or self._state.xvfb.poll() is not None:
+            return False
+        return self._state.wm is None or self._state.wm.poll() is None
+
+    def crashed_apps(self) -> list[str]:
+        """Apps started by :meth:`launch` since the last reset that died from a signal (a crash, an OOM kill).
+
+        An app that exits by itself (the agent closed its window) is not a crash.
+        """
+        return [
+            Path(str(proc.args[0] if isinstance(proc.args, (list, tuple)) else proc.args)).name
+            for proc in self._state.apps
+            if proc.pid in self._state.launched and proc.poll() is not None and proc.returncode < 0
+        ]
 
     def reset(self) -> None:
         """Kill every app the session launched (not Xvfb or the WM) and restore HOME."""
         self._check_open()
+        self._stop_worker()  # a fresh interpreter per episode: no monkeypatched pyautogui carries over
         _kill_procs(self._state.apps)
         self._state.apps.clear()
+        self._state.launched.clear()
         self._restore_home()
 
     def close(self) -> None:
-        """Kill apps, window manager and Xvfb; remove the lock file and temp dirs. Idempotent."""
+        """Kill apps, the D-Bus and AT-SPI daemons, the WM and Xvfb; remove the lock file and temp dirs. Idempotent."""
+        self._stop_worker()
+        if self._worker_thread is not None:
+            self._worker_thread.shutdown(wait=False, cancel_futures=True)
+            self._worker_thread = None
         if self._mss is not None:
             with contextlib.suppress(Exception):
                 self._mss.close()

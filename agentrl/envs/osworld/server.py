@@ -15,7 +15,14 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     POST /setup/launch      {"command": [...] | "...", "shell": false} -> {"status", "message", "pid"}
     GET  /platform          -> "Linux"
     GET  /screen_size       -> {"width", "height"} (POST too)
+    POST /setup/open_file   {"path": ...} -> opens it in its app (apps.opener_for), waits for a window
+    POST /setup/activate_window, /setup/close_window  {"window_name", "strict", "by_class"}
+    POST /setup/upload      {"file_path", "content_b64"} -> writes a file under HOME (ours; OSWorld's is multipart)
     POST /pyautogui         {"code": "...", "timeout_s": 10} -> DesktopSession.run_pyautogui's dict (ours)
+    GET  /screenshot?format=raw  -> H x W x 3 RGB bytes, X-Width / X-Height headers (ours)
+    POST /reset             kill the apps, restore HOME (ours)
+    GET  /health            {"alive": bool} (ours)
+    GET  /accessibility     -> {"AT": xml}: the AT-SPI tree as OSWorld's XML; 503 when AT-SPI is unavailable
     GET  /terminal          -> 404: reading a terminal's text needs the accessibility tree, not served here
 
 Commands run with the desktop's environment (``DISPLAY``, its private ``HOME``), cwd HOME, in their own
@@ -27,25 +34,34 @@ to what you would give a shell.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import functools
 import hmac
+import http.client
+import io
 import json
 import os
 import shlex
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agentrl.core.serving import ThreadedServerHandle, is_loopback, refuse_remote
+from agentrl.envs.osworld.apps import opener_for, resolve_command
+from agentrl.envs.osworld.windows import activate_window, close_window, wait_for_window
 
 __all__ = ["DesktopClient", "DesktopServer", "serve_desktop"]
 
@@ -57,6 +73,13 @@ class _HTTPError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def _decode_png(data: bytes) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
 
 
 def _argv(command: Any, shell: bool) -> list[str]:
@@ -185,14 +208,93 @@ class DesktopServer:
         return {"directory_tree": _tree(path)}
 
     def launch(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST /setup/launch``."""
+        """``POST /setup/launch``; ``wait_window`` (ours, default: unless ``shell``) waits for the app's window."""
         command = body.get("command")
-        argv = _argv(command, bool(body.get("shell", False)))
+        shell = bool(body.get("shell", False))
+        argv = _argv(command, shell)
+        if not shell:
+            argv = resolve_command(argv)
         try:
             proc = self.session.launch(argv)
         except OSError as exc:
             raise _HTTPError(500, f"cannot launch {command!r}: {exc}") from None
-        return {"status": "success", "message": f"{command} launched successfully", "pid": proc.pid}
+        window = None
+        if body.get("wait_window", not shell):
+            window = wait_for_window(self.session.env(), pid=proc.pid, timeout_s=self._timeout(body.get("timeout", 10)))
+        return {
+            "status": "success",
+            "message": f"{command} launched successfully",
+            "pid": proc.pid,
+            "window": window.name if window is not None else None,
+        }
+
+    def open_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /setup/open_file``: open a file or folder in its app and wait for a window."""
+        path = self._path(body.get("path") or body.get("file_path"))
+        if not path.exists():
+            raise _HTTPError(404, f"file not found: {path}")
+        argv = opener_for(str(path), is_dir=path.is_dir())
+        try:
+            proc = self.session.launch(argv)
+        except OSError as exc:
+            raise _HTTPError(500, f"cannot open {path} with {argv[0]}: {exc}") from None
+        window = wait_for_window(self.session.env(), pid=proc.pid, timeout_s=self._timeout(body.get("timeout", 10)))
+        return {
+            "status": "success",
+            "message": f"opened {path} with {argv[0]}",
+            "pid": proc.pid,
+            "window": window.name if window is not None else None,
+        }
+
+    def _home_path(self, value: Any) -> Path:
+        path = self._path(value)
+        home = Path(self.session.home).resolve()
+        resolved = (home / path).resolve() if not path.is_absolute() else path.resolve()
+        if resolved != home and home not in resolved.parents:
+            raise _HTTPError(403, f"uploads go under the desktop's HOME ({home}); got {path}")
+        return resolved
+
+    def upload_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /setup/upload`` (JSON ``{"file_path", "content_b64"}``): write a file under HOME."""
+        path = self._home_path(body.get("file_path"))
+        try:
+            data = base64.b64decode(str(body.get("content_b64", "")), validate=True)
+        except (ValueError, TypeError):
+            raise _HTTPError(400, "content_b64 must be base64") from None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return {"status": "success", "message": f"wrote {len(data)} bytes to {path}"}
+
+    def window_action(self, body: Mapping[str, Any], action: str) -> dict[str, Any]:
+        """``POST /setup/activate_window`` and ``/setup/close_window``."""
+        name = body.get("window_name")
+        if not isinstance(name, str) or not name:
+            raise _HTTPError(400, "window_name must be a non-empty string")
+        strict, by_class = bool(body.get("strict", False)), bool(body.get("by_class", False))
+        env = self.session.env()
+        if action == "activate":
+            if not activate_window(env, name, strict=strict, by_class=by_class):
+                raise _HTTPError(404, f"no window matches {name!r}")
+            return {"status": "success", "message": f"activated {name!r}"}
+        closed = close_window(env, name, strict=strict, by_class=by_class)
+        if not closed:
+            raise _HTTPError(404, f"no window matches {name!r}")
+        return {"status": "success", "message": f"closed {closed} window(s) matching {name!r}"}
+
+    def reset(self) -> dict[str, Any]:
+        """``POST /reset`` (ours): kill the apps, restore HOME."""
+        self.session.reset()
+        return {"status": "success"}
+
+    def health(self) -> dict[str, Any]:
+        """``GET /health`` (ours): whether the display and window manager are alive."""
+        alive = getattr(self.session, "alive", None)
+        crashed = getattr(self.session, "crashed_apps", None)
+        return {
+            "status": "success",
+            "alive": bool(alive() if callable(alive) else not self.session.closed),
+            "crashed": list(crashed()) if callable(crashed) else [],
+        }
 
     def pyautogui(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /pyautogui`` (ours)."""
@@ -201,6 +303,17 @@ class DesktopServer:
             raise _HTTPError(400, "code must be a string")
         timeout = self._timeout(body.get("timeout_s", 10.0))
         return self.session.run_pyautogui(code, timeout_s=timeout)
+
+    def accessibility(self) -> dict[str, Any]:
+        """``GET /accessibility``: ``{"AT": xml}``; 503 without AT-SPI, 504 when the dump times out."""
+        from agentrl.core.errors import SandboxUnavailable
+
+        try:
+            return {"AT": self.session.accessibility_tree()}
+        except SandboxUnavailable as exc:
+            raise _HTTPError(503, f"the accessibility tree is unavailable: {exc}") from None
+        except TimeoutError as exc:
+            raise _HTTPError(504, str(exc)) from None
 
     def screen_size(self) -> dict[str, Any]:
         """``GET /screen_size``."""
@@ -225,9 +338,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._dispatch("POST")
 
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
+    def _send(self, status: int, body: bytes, content_type: str, headers: Mapping[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.send_header("Content-Length", str(len(body)))
         if self.close_connection:
             self.send_header("Connection", "close")
@@ -268,7 +383,16 @@ class _Handler(BaseHTTPRequestHandler):
             path = self.path.split("?", 1)[0].rstrip("/") or "/"
             route = (method, path)
             if route == ("GET", "/screenshot"):
-                self._send(200, app.session.screenshot_png(), "image/png")
+                if "format=raw" in self.path:  # ours: uncompressed RGB, H x W x 3, size in headers
+                    shot = app.session.screenshot()
+                    self._send(
+                        200,
+                        shot.tobytes(),
+                        "application/octet-stream",
+                        {"X-Width": str(shot.shape[1]), "X-Height": str(shot.shape[0])},
+                    )
+                else:
+                    self._send(200, app.session.screenshot_png(), "image/png")
                 return
             if route == ("POST", "/file"):
                 self._send(200, app.read_file(body), "application/octet-stream")
@@ -286,8 +410,22 @@ class _Handler(BaseHTTPRequestHandler):
                 out = app.launch(body)
             elif route == ("POST", "/pyautogui"):
                 out = app.pyautogui(body)
+            elif route == ("POST", "/setup/open_file"):
+                out = app.open_file(body)
+            elif route == ("POST", "/setup/upload"):
+                out = app.upload_file(body)
+            elif route == ("POST", "/setup/activate_window"):
+                out = app.window_action(body, "activate")
+            elif route == ("POST", "/setup/close_window"):
+                out = app.window_action(body, "close")
+            elif route == ("POST", "/reset"):
+                out = app.reset()
+            elif route == ("GET", "/health"):
+                out = app.health()
             elif path == "/screen_size" and method in ("GET", "POST"):
                 out = app.screen_size()
+            elif route == ("GET", "/accessibility"):
+                out = app.accessibility()
             elif route == ("GET", "/terminal"):
                 raise _HTTPError(
                     404, "terminal output is not served: reading a terminal's text needs the accessibility tree"
@@ -313,6 +451,17 @@ class _HTTPServer(ThreadingHTTPServer):
         super().__init__(address, _Handler)
 
 
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, app: DesktopServer) -> None:
+        self.app = app
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        super().__init__(path, _Handler)
+        os.chmod(path, 0o666)  # the socket's folder decides who may reach it (a container mounts it)
+
+
 def serve_desktop(
     session: Any,
     host: str = "127.0.0.1",
@@ -320,18 +469,51 @@ def serve_desktop(
     *,
     token: str | None = None,
     allow_remote: bool = False,
+    unix_socket: str | None = None,
     **options: Any,
 ) -> ThreadedServerHandle:
     """Serve ``session`` over HTTP in a daemon thread; returns a handle (``base_url``, ``close``, ``with``).
 
+    With ``unix_socket`` the server listens on that socket path instead of TCP (a container without
+    a network serves its desktop this way); the handle's ``base_url`` is then ``unix:<path>``, which
+    :class:`DesktopClient` understands.
+
     Raises:
         ValueError: a non-loopback ``host`` without ``allow_remote``, or without a ``token``.
     """
+    if unix_socket is not None:
+        app = DesktopServer(session, token=token, **options)
+        httpd = _UnixHTTPServer(unix_socket, app)
+        return ThreadedServerHandle(
+            httpd, "localhost", name="agentrl-desktop-server", app=app, url=f"unix:{unix_socket}"
+        )
     refuse_remote(host, allow_remote, "desktop server")
     if not is_loopback(host) and not token:
         raise ValueError(f"refusing to serve a desktop on {host!r} without authentication: give a token")
     app = DesktopServer(session, token=token, **options)
     return ThreadedServerHandle(_HTTPServer((host, port), app), host, name="agentrl-desktop-server", app=app)
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, host: str, *, socket_path: str, timeout: Any = None, **kwargs: Any) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = socket_path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if isinstance(self.timeout, (int, float)):
+            sock.settimeout(self.timeout)
+        sock.connect(self.socket_path)
+        self.sock = sock
+
+
+class _UnixSocketHandler(urllib.request.HTTPHandler):
+    def __init__(self, socket_path: str) -> None:
+        super().__init__()
+        self.socket_path = socket_path
+
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(functools.partial(_UnixConnection, socket_path=self.socket_path), req)
 
 
 class DesktopClient:
@@ -348,9 +530,16 @@ class DesktopClient:
         self, base_url: str, token: str | None = None, timeout_s: float = 30.0, *, cache_dir: str | None = None
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._opener = urllib.request.build_opener()
+        if self.base_url.startswith("unix:"):  # HTTP over a unix socket (a desktop in a container)
+            self._opener = urllib.request.build_opener(_UnixSocketHandler(self.base_url[len("unix:") :]))
+            self._http_base = "http://localhost"
+        else:
+            self._http_base = self.base_url
         self.token = token
         self.timeout_s = float(timeout_s)
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._osworld_server = False  # set once a route of ours is missing: OSWorld's own VM server
 
     @property
     def cache_dir(self) -> Path:
@@ -360,7 +549,7 @@ class DesktopClient:
         self._cache_dir.mkdir(parents=True, exist_ok=True)
         return self._cache_dir
 
-    def _request(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> bytes:
+    def _build(self, method: str, path: str, body: Any = None) -> urllib.request.Request:
         headers = {}
         data = None
         if body is not None:
@@ -368,8 +557,10 @@ class DesktopClient:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        req = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
-        with urllib.request.urlopen(req, timeout=timeout_s or self.timeout_s) as resp:
+        return urllib.request.Request(self._http_base + path, data=data, headers=headers, method=method)
+
+    def _request(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> bytes:
+        with self._opener.open(self._build(method, path, body), timeout=timeout_s or self.timeout_s) as resp:
             return resp.read()
 
     def _json(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> Any:
@@ -423,8 +614,83 @@ class DesktopClient:
         return self._request("GET", "/platform").decode()
 
     def pyautogui(self, code: str, timeout_s: float = 10.0) -> dict[str, Any]:
-        """``POST /pyautogui``: ``{"ok", "output", "error", "timed_out"}``."""
-        return self._json("POST", "/pyautogui", {"code": code, "timeout_s": timeout_s}, self.timeout_s + timeout_s)
+        """``POST /pyautogui``: ``{"ok", "output", "error", "timed_out"}``.
+
+        Against OSWorld's own VM server, which has no such route, the code runs as OSWorld runs it:
+        ``python -c "import pyautogui; ..."`` through ``/execute``.
+        """
+        if not self._osworld_server:
+            try:
+                return self._json(
+                    "POST", "/pyautogui", {"code": code, "timeout_s": timeout_s}, self.timeout_s + timeout_s
+                )
+            except urllib.error.HTTPError as exc:
+                if exc.code != 404:
+                    raise
+                self._osworld_server = True
+        prefix = "import pyautogui; import time; pyautogui.FAILSAFE = False\n"
+        out = self.execute(["python3", "-c", prefix + code], timeout_s=timeout_s)
+        rc = out.get("returncode")
+        return {"ok": rc == 0, "output": out.get("output", ""), "error": out.get("error", ""), "timed_out": rc is None}
+
+    def screenshot_array(self) -> np.ndarray:
+        """The screen as an ``(H, W, 3)`` uint8 array: raw pixels from our server, PNG decoded from OSWorld's."""
+        if not self._osworld_server:
+            req = self._build("GET", "/screenshot?format=raw")
+            with self._opener.open(req, timeout=self.timeout_s) as resp:
+                width, height = resp.headers.get("X-Width"), resp.headers.get("X-Height")
+                data = resp.read()
+            if width and height:
+                return np.frombuffer(data, dtype=np.uint8).reshape(int(height), int(width), 3).copy()
+            self._osworld_server = True  # a PNG came back: the raw format is not spoken there
+            return _decode_png(data)
+        return _decode_png(self.screenshot_png())
+
+    def open_file(self, path: str, timeout_s: float = 10.0) -> dict[str, Any]:
+        """``POST /setup/open_file``: open ``path`` in its app, wait for a window."""
+        return self._json("POST", "/setup/open_file", {"path": path, "timeout": timeout_s}, self.timeout_s + timeout_s)
+
+    def upload_file(self, path: str, data: bytes) -> dict[str, Any]:
+        """``POST /setup/upload``: write ``data`` to ``path`` (under the desktop's HOME)."""
+        body = {"file_path": path, "content_b64": base64.b64encode(data).decode()}
+        return self._json("POST", "/setup/upload", body)
+
+    def activate_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> dict[str, Any]:
+        """``POST /setup/activate_window``."""
+        body = {"window_name": window_name, "strict": strict, "by_class": by_class}
+        return self._json("POST", "/setup/activate_window", body)
+
+    def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> dict[str, Any]:
+        """``POST /setup/close_window``."""
+        body = {"window_name": window_name, "strict": strict, "by_class": by_class}
+        return self._json("POST", "/setup/close_window", body)
+
+    def reset(self) -> bool:
+        """``POST /reset`` (ours): kill the apps and restore HOME; ``False`` where the server has no such route."""
+        try:
+            self._json("POST", "/reset", {}, max(self.timeout_s, 30.0))
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return False
+            raise
+        return True
+
+    def health(self) -> dict[str, Any]:
+        """``GET /health`` (ours): ``{"alive", "crashed"}``; a server without the route that answers counts as alive."""
+        try:
+            return dict(self._json("GET", "/health", timeout_s=10.0))
+        except urllib.error.HTTPError as exc:
+            return {"alive": exc.code == 404, "crashed": []}
+        except (OSError, ValueError):
+            return {"alive": False, "crashed": []}
+
+    def alive(self) -> bool:
+        """Whether the desktop's display answers (see :meth:`health`)."""
+        return bool(self.health().get("alive", False))
+
+    def crashed_apps(self) -> list[str]:
+        """Apps launched by setup that died from a signal (a crash, not a clean exit)."""
+        return [str(name) for name in self.health().get("crashed", [])]
 
     def terminal_output(self) -> str | None:
         """``GET /terminal``: the text, or ``None`` when the server does not serve it."""
@@ -432,6 +698,15 @@ class DesktopClient:
             return self._json("GET", "/terminal").get("output")
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
+                return None
+            raise
+
+    def accessibility_tree(self) -> str | None:
+        """``GET /accessibility``: the XML, or ``None`` when the server cannot give it (404/503)."""
+        try:
+            return self._json("GET", "/accessibility", timeout_s=max(self.timeout_s, 30.0)).get("AT")
+        except urllib.error.HTTPError as exc:
+            if exc.code in (404, 503):
                 return None
             raise
 
@@ -449,7 +724,8 @@ class DesktopClient:
 
         ``vm_file`` -> local path (or ``None``; lists of ``path``/``dest`` give a list),
         ``vm_command_line`` -> stdout (``None`` when the command failed to run), ``list_directory`` ->
-        the tree, ``vm_terminal_output`` -> the text or ``None``. Others raise ``ValueError``.
+        the tree, ``vm_terminal_output`` -> the text or ``None``, ``accessibility_tree`` -> the XML (or
+        ``None``). Others raise ``ValueError``.
         """
         kind = spec.get("type")
         if kind == "vm_file":
@@ -465,4 +741,59 @@ class DesktopClient:
             return self.list_directory(str(spec["path"]))
         if kind == "vm_terminal_output":
             return self.terminal_output()
+        if kind == "accessibility_tree":
+            return self.accessibility_tree()
         raise ValueError(f"getter type {kind!r} is not served by DesktopClient")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``agentrl serve-desktop``: start a desktop and serve it until interrupted. Returns an exit status.
+
+    The first line on stdout is ``agentrl-desktop-server: <url>`` once the desktop is up.
+    """
+    import argparse
+
+    from agentrl.envs.osworld.desktop import DesktopSession
+
+    parser = argparse.ArgumentParser(
+        prog="agentrl serve-desktop", description="Serve a desktop (Xvfb, xfwm4, apps) over OSWorld's VM-server API."
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=5000, help="0 picks a free port (printed on stdout)")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs --token)")
+    parser.add_argument("--token", default=None, help="the bearer token clients must send; @FILE reads it from FILE")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=720)
+    parser.add_argument("--no-window-manager", action="store_true")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    token = args.token
+    if token and token.startswith("@"):
+        token = Path(token[1:]).read_text(encoding="utf-8").strip()
+    try:
+        session = DesktopSession(args.width, args.height, window_manager=not args.no_window_manager)
+    except Exception as exc:
+        print(f"error: cannot start a desktop: {exc}", file=sys.stderr)
+        return 2
+    try:
+        handle = serve_desktop(session, args.host, args.port, token=token, allow_remote=args.allow_remote)
+    except (ValueError, OSError) as exc:
+        session.close()
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    stop = {"now": False}
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    print(f"agentrl-desktop-server: {handle.base_url}", flush=True)
+    print(f"serving the desktop {session.display} at {handle.base_url}; Ctrl-C to stop", file=sys.stderr, flush=True)
+    try:
+        while not stop["now"] and handle.thread.is_alive():
+            handle.thread.join(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handle.close()
+        session.close()
+    return 0

@@ -17,6 +17,7 @@ steps ``{"type": ..., "parameters": {...}}``), ``trajectory``, ``related_apps`` 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -206,6 +207,13 @@ class OSWorldTask:
     source: str = ""
     snapshot: str = ""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    file: str = field(default="", compare=False, repr=False)
+    """The JSON file the task was read from (``upload_file`` paths are relative to its folder)."""
+
+    @property
+    def oracle_actions(self) -> tuple[str, ...]:
+        """Our extension: ``"oracle"``, the actions (pyautogui code, ``DONE``, ``FAIL``) that solve the task."""
+        return tuple(str(a) for a in self.raw.get("oracle") or ())
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str | None = None) -> OSWorldTask:
@@ -253,7 +261,7 @@ def load_task(path: str | Path) -> OSWorldTask:
         raise TaskFormatError(
             f"{path}: not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
         ) from error
-    return OSWorldTask.from_dict(data, source=str(path))
+    return dataclasses.replace(OSWorldTask.from_dict(data, source=str(path)), file=str(path))
 
 
 def load_task_dir(directory: str | Path) -> list[OSWorldTask]:

@@ -1,0 +1,164 @@
+"""Benchmark AgentRL/OSWorld-v0: steps per second, reset time, and the oracles of the shipped tasks.
+
+    python -m agentrl.bench.osworld                 # the speed figures (about a minute)
+    python -m agentrl.bench.osworld --oracles       # also run every shipped task's oracle and a no-op
+
+A step is one pyautogui action (a mouse move) plus one 1280x720 screenshot observation, with the
+env's default pause after the action set to 0 so the figure is the env's own cost (OSWorld pauses
+2 s per step). With 4 envs, each env steps in its own thread (the work is the desktop's, in other
+processes); the figure is the total steps per second. Reset time is the median over ``--repeats``
+resets of a task that launches one app (xterm) and waits for its window. Timings on a shared
+2-core machine are noisy: medians over repeats, and the command to reproduce, are what to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["bench_speed", "main", "run_oracles"]
+
+_XTERM_TASK = {
+    "id": "bench-xterm",
+    "instruction": "Nothing to do",
+    "config": [{"type": "launch", "parameters": {"command": ["xterm"]}}],
+    "evaluator": {"func": "infeasible"},
+}
+
+
+def _env(**kwargs: Any) -> Any:
+    from agentrl.envs.osworld.env import OSWorldEnv
+    from agentrl.envs.osworld.tasks import OSWorldTask
+
+    return OSWorldEnv(tasks=[OSWorldTask.from_dict(_XTERM_TASK)], task_id="bench-xterm", pause_s=0.0, **kwargs)
+
+
+def _steps_per_second(env: Any, steps: int) -> float:
+    env.reset(seed=0)
+    start = time.perf_counter()
+    for i in range(steps):
+        env.step(f"pyautogui.moveTo({100 + i % 400}, {100 + i % 300})")
+    return steps / (time.perf_counter() - start)
+
+
+def bench_speed(steps: int = 100, repeats: int = 5, num_envs: int = 4) -> dict[str, Any]:
+    """Steps/s of one env and of ``num_envs`` envs in threads, and the median reset time."""
+    env = _env(max_steps=10 * steps + 10)
+    try:
+        one = statistics.median(_steps_per_second(env, steps) for _ in range(3))
+        resets = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            env.reset(seed=0)
+            resets.append(time.perf_counter() - start)
+    finally:
+        env.close()
+
+    envs = [_env(max_steps=10 * steps + 10) for _ in range(num_envs)]
+    rates: list[float] = [0.0] * num_envs
+    try:
+        for e in envs:
+            e.reset(seed=0)
+
+        def run(index: int) -> None:
+            rates[index] = _steps_per_second(envs[index], steps)
+
+        start = time.perf_counter()
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(num_envs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        total = num_envs * steps / (time.perf_counter() - start)
+    finally:
+        for e in envs:
+            e.close()
+    return {
+        "steps_per_s_one_env": round(one, 1),
+        f"steps_per_s_{num_envs}_envs_total": round(total, 1),
+        "reset_s_median": round(statistics.median(resets), 3),
+        "reset_s_max": round(max(resets), 3),
+        "steps": steps,
+        "repeats": repeats,
+        "screen": "1280x720",
+    }
+
+
+def run_oracles(task_ids: list[str] | None = None) -> dict[str, Any]:
+    """Every shipped task's oracle (score, steps, seconds) and a no-op (``DONE`` at once) on one env."""
+    from agentrl.envs.osworld.env import OSWorldEnv
+
+    env = OSWorldEnv()
+    rows = []
+    try:
+        for task in env.tasks:
+            if task_ids and task.id not in task_ids:
+                continue
+            start = time.perf_counter()
+            env.reset(options={"task_id": task.id})
+            setup_s = env.last_setup_s
+            reward, info = 0.0, {}
+            for action in task.oracle_actions:
+                _, reward, terminated, truncated, info = env.step(action)
+                if terminated or truncated:
+                    break
+            oracle_s = time.perf_counter() - start
+            env.reset(options={"task_id": task.id})
+            _, noop, *_ = env.step("DONE")
+            rows.append(
+                {
+                    "task_id": task.id,
+                    "oracle": reward,
+                    "noop": noop,
+                    "infeasible": task.evaluator.infeasible,
+                    "setup_s": round(setup_s, 2),
+                    "oracle_s": round(oracle_s, 2),
+                    "details": info.get("eval_details"),
+                }
+            )
+    finally:
+        env.close()
+    feasible = [r for r in rows if not r["infeasible"]]
+    return {
+        "tasks": len(rows),
+        "oracle_mean": round(sum(r["oracle"] for r in rows) / max(1, len(rows)), 3),
+        "noop_mean_feasible": round(sum(r["noop"] for r in feasible) / max(1, len(feasible)), 3),
+        "setup_s_median": round(statistics.median(r["setup_s"] for r in rows), 2) if rows else None,
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agentrl.bench.osworld``: print the figures as JSON (and write ``--out``)."""
+    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.osworld", description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--num-envs", type=int, default=4)
+    parser.add_argument("--oracles", action="store_true", help="also run every shipped task's oracle and a no-op")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--out", default=None, help="write the JSON here")
+    args = parser.parse_args(argv)
+    result: dict[str, Any] = {"command": "python -m agentrl.bench.osworld " + " ".join(argv or sys.argv[1:])}
+    if not args.skip_speed:
+        result["speed"] = bench_speed(args.steps, args.repeats, args.num_envs)
+        print(json.dumps(result["speed"], indent=2), flush=True)
+    if args.oracles:
+        result["oracles"] = run_oracles()
+        for row in result["oracles"]["rows"]:
+            print(f"{row['task_id']:40s} oracle {row['oracle']:.1f} noop {row['noop']:.1f} setup {row['setup_s']:.2f}s")
+        summary = {k: v for k, v in result["oracles"].items() if k != "rows"}
+        print(json.dumps(summary, indent=2))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""The desktop's applications: which Debian packages provide them, how to start them, what opens a file.
+
+OSWorld's tasks start apps by their Ubuntu names (``google-chrome``, ``gedit``, ``libreoffice``); the
+local desktop runs Debian's small equivalents. :func:`resolve_command` rewrites a task's command to
+the installed app with the flags it needs here (Chromium as root wants ``--no-sandbox``, and no
+network, sync or first-run UI), and :func:`opener_for` picks the app for OSWorld's ``open`` step.
+
+>>> resolve_command(["gedit", "notes.txt"])[1:]
+['notes.txt']
+>>> resolve_command(["xterm"])
+['xterm']
+>>> opener_for("report.csv", installed=lambda name: name != "libreoffice")[0]
+'mousepad'
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import PurePath
+
+__all__ = ["APP_PACKAGES", "CHROMIUM_FLAGS", "installed_apps", "opener_for", "resolve_command"]
+
+APP_PACKAGES: dict[str, str] = {
+    "xterm": "xterm",
+    "mousepad": "mousepad",
+    "thunar": "thunar",
+    "galculator": "galculator",
+    "chromium": "chromium",
+    "libreoffice": "libreoffice-calc",
+}
+"""App (executable) -> the Debian package that provides it."""
+
+CHROMIUM_FLAGS: tuple[str, ...] = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-features=Translate,MediaRouter",
+    "--password-store=basic",
+    "--force-renderer-accessibility",
+    "--proxy-server=127.0.0.1:9",  # local pages only: every network request fails fast
+    "--proxy-bypass-list=<-loopback>",
+)
+"""Flags for Chromium on the desktop; ``--force-renderer-accessibility`` puts page content in the a11y tree."""
+
+_ALIASES: dict[str, str] = {
+    "google-chrome": "chromium",
+    "chromium-browser": "chromium",
+    "chrome": "chromium",
+    "gedit": "mousepad",
+    "gnome-text-editor": "mousepad",
+    "nautilus": "thunar",
+    "gnome-calculator": "galculator",
+    "gnome-terminal": "xterm",
+}
+
+_BY_SUFFIX: dict[str, str] = {
+    ".html": "chromium",
+    ".htm": "chromium",
+    ".pdf": "chromium",
+    ".csv": "libreoffice",
+    ".xlsx": "libreoffice",
+    ".ods": "libreoffice",
+}
+
+
+def resolve_command(argv: Sequence[str]) -> list[str]:
+    """``argv`` with an OSWorld/Ubuntu app name mapped to the installed app and its flags.
+
+    Chromium's ``--remote-debugging-port`` (OSWorld starts Chrome with it) is kept.
+    """
+    if not argv:
+        return []
+    head, rest = PurePath(argv[0]).name, list(argv[1:])
+    head = _ALIASES.get(head, head)
+    if head == "chromium":
+        return ["chromium", *CHROMIUM_FLAGS, *rest]
+    if head == "libreoffice":
+        return ["libreoffice", "--norestore", "--nologo", *rest]
+    return [head, *rest] if head != PurePath(argv[0]).name else list(argv)
+
+
+def installed_apps(which: Callable[[str], str | None] = shutil.which) -> list[str]:
+    """The apps of :data:`APP_PACKAGES` found on ``PATH``."""
+    return [app for app in APP_PACKAGES if which(app)]
+
+
+def opener_for(path: str, *, is_dir: bool = False, installed: Callable[[str], bool] | None = None) -> list[str]:
+    """The command that opens ``path`` (a folder in thunar, a web page in Chromium, text in mousepad).
+
+    A spreadsheet opens in LibreOffice when it is installed, else as text.
+    """
+    have = installed or (lambda name: shutil.which(name) is not None)
+    if is_dir:
+        return ["thunar", path]
+    app = _BY_SUFFIX.get(PurePath(path).suffix.lower(), "mousepad")
+    if app == "libreoffice" and not have("libreoffice"):
+        app = "mousepad"
+    if app == "chromium":
+        return resolve_command(["chromium", path if "://" in path else f"file://{path}"])
+    return resolve_command([app, path])

@@ -1,0 +1,446 @@
+"""``AgentRL/OSWorld-v0``: a real Linux desktop as a Gymnasium env, with OSWorld's tasks and evaluators.
+
+Each env owns one desktop (its own Xvfb display, xfwm4, private HOME, real Debian apps) and always
+talks to it through the desktop HTTP server (:mod:`agentrl.envs.osworld.server`): locally the server
+runs in a thread beside Xvfb on 127.0.0.1 (``provider="local"``); ``provider="remote"`` points the
+same code at a server elsewhere (``agentrl serve-desktop`` in a VM or container, or OSWorld's own VM
+server). One code path serves a laptop and a fleet.
+
+An episode: ``reset`` kills what the last episode left, restores HOME, runs the task's setup steps
+and returns the first observation. Each ``step`` runs one action (pyautogui code in a sandboxed
+child bound to that display, or one computer_13 action), waits ``pause_s`` and observes. ``DONE``,
+``FAIL`` or the step budget (15 by default, as OSWorld; 50 and 100 are its other settings) ends the
+episode, and only then is the task's evaluator run: the reward is its score in ``[0, 1]``, with
+``info["eval_details"]`` per metric.
+
+Observations (``obs_type``, as OSWorld): a ``Dict`` with ``instruction`` and, by type,
+``screenshot`` (``Box(H, W, 3, uint8)``), ``accessibility_tree`` (the linearized AT-SPI tree,
+trimmed to ``a11y_max_tokens``) or, for ``som``, the screenshot with numbered boxes and the table
+of marks. Actions (``action_space``): ``"pyautogui"`` (Python code as text) or ``"computer_13"``
+(a ``Dict`` space; the JSON text form is accepted too), plus ``WAIT``, ``DONE`` and ``FAIL``.
+
+``info``: ``task_id``, ``step``, ``steps_left``, ``parsed_action``, ``action_error`` (the action's
+parse error or traceback, else ``None``), ``done_reason`` (``"done"``, ``"fail"``, ``"max_steps"``,
+``"env_error"``), and at the end ``eval_details``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import time
+import urllib.error
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from agentrl.core.choices import did_you_mean
+from agentrl.core.errors import ResetNeeded, UnknownTask
+from agentrl.core.spaces import UnicodeText
+from agentrl.envs.osworld.actions import (
+    Action,
+    ActionError,
+    computer13_space,
+    from_space_sample,
+    parse_computer13,
+    parse_pyautogui,
+)
+from agentrl.envs.osworld.evaluate import evaluate
+from agentrl.envs.osworld.setup import run_setup
+from agentrl.envs.osworld.tasks import OSWorldTask, load_task_dir
+
+__all__ = ["ACTION_SPACES", "BUILTIN_TASKS", "OBS_TYPES", "PROVIDERS", "OSWorldEnv", "builtin_tasks"]
+
+OBS_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
+ACTION_SPACES = ("pyautogui", "computer_13")
+PROVIDERS = ("local", "remote", "docker")
+BUILTIN_TASKS = Path(__file__).parent / "task_data"
+MAX_CODE_CHARS = 64 * 1024
+MAX_TREE_CHARS = 400_000
+
+
+def builtin_tasks(*, installed_only: bool = True) -> list[OSWorldTask]:
+    """The shipped tasks; with ``installed_only``, those whose ``related_apps`` are all installed here."""
+    from agentrl.envs.osworld.apps import installed_apps
+
+    tasks = load_task_dir(BUILTIN_TASKS)
+    if not installed_only:
+        return tasks
+    have = set(installed_apps())
+    return [task for task in tasks if all(app in have for app in task.related_apps)]
+
+
+class OSWorldEnv(gym.Env[dict[str, Any], Any]):
+    """A desktop task from OSWorld's JSON format, on a real X desktop.
+
+    Args:
+        tasks: the task pool: :class:`OSWorldTask` objects, or a folder of OSWorld task JSON files;
+            default the shipped tasks whose apps are installed.
+        task_id: always run this task (else ``reset`` picks one with its seed, or
+            ``options={"task_id": ...}``).
+        obs_type: ``"screenshot"`` (default), ``"a11y_tree"``, ``"screenshot_a11y_tree"`` or ``"som"``.
+        action_space: ``"pyautogui"`` (default) or ``"computer_13"``.
+        screen_size: ``(width, height)``, default ``(1280, 720)``; ``(1920, 1080)`` is OSWorld's.
+        max_steps: the step budget (OSWorld runs 15, 50 or 100).
+        provider: ``"local"`` (a desktop on this machine), ``"remote"`` (``server_url``) or ``"docker"``.
+        server_url, token: the remote desktop server and its bearer token.
+        pause_s: seconds to wait after an action before the screenshot (apps redraw).
+        wait_s: seconds a ``WAIT`` action waits.
+        action_timeout_s: the deadline of one action's code.
+        a11y_max_tokens: the budget the linearized tree is trimmed to.
+        render_mode: ``"rgb_array"`` returns the last screenshot.
+
+    >>> import gymnasium as gym, agentrl
+    >>> env = gym.make("AgentRL/OSWorld-v0", task_id="os-echo-hello")  # doctest: +SKIP
+    >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
+    >>> obs["screenshot"].shape, info["task_id"]  # doctest: +SKIP
+    ((720, 1280, 3), 'os-echo-hello')
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    is_desktop_env = True  # check_domain runs its desktop checks
+
+    def __init__(
+        self,
+        tasks: Sequence[OSWorldTask] | str | Path | None = None,
+        *,
+        task_id: str | None = None,
+        obs_type: str = "screenshot",
+        action_space: str = "pyautogui",
+        screen_size: tuple[int, int] | None = None,
+        max_steps: int = 15,
+        provider: str = "local",
+        server_url: str | None = None,
+        token: str | None = None,
+        pause_s: float = 0.1,
+        wait_s: float = 1.0,
+        action_timeout_s: float = 10.0,
+        a11y_max_tokens: int = 10_000,
+        render_mode: str | None = None,
+        docker_image: str | None = None,
+    ) -> None:
+        for name, value, choices in (
+            ("obs_type", obs_type, OBS_TYPES),
+            ("action_space", action_space, ACTION_SPACES),
+            ("provider", provider, PROVIDERS),
+        ):
+            if value not in choices:
+                raise ValueError(f"{name} must be one of {choices}, got {value!r}{did_you_mean(str(value), choices)}")
+        if int(max_steps) < 1:
+            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if isinstance(tasks, (str, Path)):
+            tasks = load_task_dir(tasks)
+        self.tasks: list[OSWorldTask] = list(tasks) if tasks is not None else builtin_tasks()
+        if not self.tasks:
+            raise ValueError("no tasks: give tasks=[...] or a folder of OSWorld task JSON files")
+        self._by_id = {task.id: task for task in self.tasks}
+        if task_id is not None:
+            self._lookup(task_id)
+        self.task_id = task_id
+        self.obs_type = obs_type
+        self.action_mode = action_space
+        self.max_steps = int(max_steps)
+        self.provider = provider
+        self.pause_s = float(pause_s)
+        self.wait_s = float(wait_s)
+        self.action_timeout_s = float(action_timeout_s)
+        self.a11y_max_tokens = int(a11y_max_tokens)
+        self.render_mode = render_mode
+
+        self._session: Any = None
+        self._server: Any = None
+        self._container: Any = None
+        self._closed = False
+        self._server_url = server_url
+        self._token = token
+        self._docker_image = docker_image
+        self._requested_size = tuple(screen_size) if screen_size is not None else None
+        self.client = self._connect()
+        width, height = self.client.screen_size()
+        if self._requested_size is not None and (width, height) != self._requested_size:
+            raise ValueError(f"the remote desktop is {width}x{height}, not the requested {self._requested_size}")
+        self.width, self.height = width, height
+
+        obs: dict[str, spaces.Space[Any]] = {"instruction": UnicodeText(max_length=8192)}
+        if obs_type in ("screenshot", "screenshot_a11y_tree", "som"):
+            obs["screenshot"] = spaces.Box(0, 255, (height, width, 3), np.uint8)
+        if obs_type != "screenshot":
+            obs["accessibility_tree"] = UnicodeText(max_length=MAX_TREE_CHARS)
+        self.observation_space = spaces.Dict(obs)
+        if action_space == "pyautogui":
+            self.action_space = UnicodeText(max_length=MAX_CODE_CHARS)
+        else:
+            self.action_space = computer13_space(width, height)
+
+        self.task: OSWorldTask | None = None
+        self._steps = 0
+        self._done = True
+        self._last_screenshot: np.ndarray | None = None
+        self.last_setup_s = 0.0
+
+    # ------------------------------------------------------------------ providers
+    def _connect(self) -> Any:
+        from agentrl.envs.osworld.server import DesktopClient
+
+        if self.provider == "remote":
+            if not self._server_url:
+                raise ValueError(
+                    "provider='remote' needs server_url='http://HOST:PORT' (start one with: agentrl serve-desktop)"
+                )
+            return DesktopClient(self._server_url, token=self._token)
+        if self.provider == "docker":
+            from agentrl.envs.osworld.container import DesktopContainer
+
+            width, height = self._requested_size or (1280, 720)
+            self._container = DesktopContainer(width=width, height=height, image=self._docker_image)
+            return DesktopClient(self._container.base_url, token=self._container.token)
+        return self._start_local()
+
+    def _start_local(self) -> Any:
+        from agentrl.envs.osworld.desktop import DesktopSession
+        from agentrl.envs.osworld.server import DesktopClient, serve_desktop
+
+        width, height = self._requested_size or (1280, 720)
+        self._session = DesktopSession(width, height)
+        token = secrets.token_urlsafe(16)
+        try:
+            self._server = serve_desktop(self._session, token=token)
+        except BaseException:
+            self._session.close()
+            raise
+        return DesktopClient(self._server.base_url, token=token)
+
+    def _stop_local(self) -> None:
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                self._server.close()
+            self._server = None
+        if self._session is not None:
+            with contextlib.suppress(Exception):
+                self._session.close()
+            self._session = None
+
+    def _revive(self) -> None:
+        """After an env error: a local desktop is rebuilt; a remote one must answer again."""
+        if self.client.alive():
+            return
+        if self.provider == "local":
+            self._stop_local()
+            self.client = self._start_local()
+        elif self.provider == "docker" and self._container is not None:
+            self._container.restart()
+            from agentrl.envs.osworld.server import DesktopClient
+
+            self.client = DesktopClient(self._container.base_url, token=self._container.token)
+        else:
+            raise ConnectionError(f"the desktop server at {self.client.base_url} does not answer")
+
+    # ------------------------------------------------------------------ tasks
+    def _lookup(self, task_id: str) -> OSWorldTask:
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise UnknownTask(
+                f"unknown task id {task_id!r}{did_you_mean(task_id, list(self._by_id))}; "
+                f"{len(self._by_id)} tasks are loaded"
+            ) from None
+
+    @property
+    def oracle_actions(self) -> tuple[str, ...]:
+        """The current task's oracle (our ``"oracle"`` key in the task JSON), as env actions."""
+        if self.task is None:
+            raise ResetNeeded("no task yet: call env.reset() first")
+        return self.task.oracle_actions
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+        """Restore the desktop, run the task's setup steps, return the first observation."""
+        if self._closed:
+            raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
+        super().reset(seed=seed)
+        options = dict(options or {})
+        if isinstance(options.get("task"), OSWorldTask):
+            task = options["task"]
+        elif options.get("task_id") is not None:
+            task = self._lookup(str(options["task_id"]))
+        elif self.task_id is not None:
+            task = self._lookup(self.task_id)
+        else:
+            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        self._revive()
+        self.client.reset()
+        base_dir = Path(task.file).parent if task.file else None
+        self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir)
+        self.task = task
+        self._steps = 0
+        self._done = False
+        time.sleep(self.pause_s)
+        obs = self._observe()
+        return obs, self._info(parsed=None, action_error=None, done_reason=None)
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Run one action; the reward is 0 until the episode ends, then the task's score."""
+        if self._done or self.task is None:
+            raise ResetNeeded("step() before reset() or after the episode ended; call env.reset()")
+        self._steps += 1
+        parsed: Action | None = None
+        action_error: str | None = None
+        try:
+            parsed = self._parse(action)
+        except ActionError as exc:
+            action_error = str(exc)
+
+        done_reason: str | None = None
+        try:
+            if parsed is not None:
+                action_error = self._execute(parsed)
+            health = self.client.health()
+            if not health.get("alive", False):
+                done_reason = "env_error"
+                action_error = action_error or "the desktop's display died"
+            elif health.get("crashed"):
+                done_reason = "env_error"
+                action_error = action_error or f"an application crashed: {', '.join(map(str, health['crashed']))}"
+            else:
+                obs = self._observe()
+        except (OSError, urllib.error.URLError, ConnectionError, json.JSONDecodeError) as exc:
+            done_reason = "env_error"
+            action_error = action_error or f"the desktop failed: {type(exc).__name__}: {exc}"
+
+        reward, terminated, truncated = 0.0, False, False
+        details: list[dict[str, Any]] | None = None
+        if done_reason == "env_error":
+            self._done, terminated = True, True
+            obs = self._blank_observation()
+            if action_error is None:
+                action_error = "the desktop's display or an application crashed"
+        elif parsed is not None and parsed.kind in ("DONE", "FAIL"):
+            terminated = True
+            done_reason = parsed.kind.lower()
+        elif self._steps >= self.max_steps:
+            truncated = True
+            done_reason = "max_steps"
+        if done_reason in ("done", "fail", "max_steps"):
+            self._done = True
+            reward, details = self._score(parsed)
+        info = self._info(parsed=parsed, action_error=action_error, done_reason=done_reason)
+        if details is not None:
+            info["eval_details"] = details
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> np.ndarray | None:
+        """The last screenshot (``render_mode="rgb_array"``)."""
+        if self.render_mode != "rgb_array":
+            return None
+        return None if self._last_screenshot is None else self._last_screenshot.copy()
+
+    def close(self) -> None:
+        """Stop the desktop (or disconnect from a remote one). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._done = True
+        self._stop_local()
+        if self._container is not None:
+            with contextlib.suppress(Exception):
+                self._container.close()
+            self._container = None
+
+    # ------------------------------------------------------------------ internals
+    def _parse(self, action: Any) -> Action:
+        if self.action_mode == "pyautogui":
+            if not isinstance(action, str):
+                raise ActionError(f"expected pyautogui code as a str, got {type(action).__name__}")
+            return parse_pyautogui(action)
+        if isinstance(action, str):
+            return parse_computer13(action, screen=(self.width, self.height))
+        if (
+            isinstance(action, Mapping)
+            and "action_type" in action
+            and not isinstance(action["action_type"], (int, np.integer))
+        ):
+            return parse_computer13(action, screen=(self.width, self.height))
+        if isinstance(action, Mapping):
+            return from_space_sample(action, screen=(self.width, self.height))
+        raise ActionError(f"expected a computer_13 action (a dict or its JSON text), got {type(action).__name__}")
+
+    def _execute(self, action: Action) -> str | None:
+        if action.kind == "WAIT":
+            time.sleep(self.wait_s)
+            return None
+        if action.kind in ("DONE", "FAIL"):
+            return None
+        result = self.client.pyautogui(action.code, timeout_s=self.action_timeout_s)
+        time.sleep(self.pause_s)
+        if result.get("ok"):
+            return None
+        error = str(result.get("error") or "the action failed").strip()
+        return error[-2000:]
+
+    def _score(self, parsed: Action | None) -> tuple[float, list[dict[str, Any]]]:
+        assert self.task is not None
+        last = (
+            parsed.kind
+            if parsed is not None and parsed.kind in ("DONE", "FAIL", "WAIT")
+            else (parsed.code if parsed is not None else None)
+        )
+        postconfig = self.task.evaluator.postconfig
+        if postconfig:
+            try:
+                run_setup(self.client, postconfig)
+            except Exception as exc:  # a postconfig that fails scores 0, as a missing file does
+                return 0.0, [{"func": "postconfig", "score": 0.0, "error": str(exc)}]
+        score, details = evaluate(self.task, last_action=last, get=self.client.get)
+        return float(score), details
+
+    def _observe(self) -> dict[str, Any]:
+        assert self.task is not None
+        obs: dict[str, Any] = {"instruction": self.task.instruction}
+        shot = None
+        if "screenshot" in self.observation_space.spaces:
+            shot = self.client.screenshot_array()
+            self._last_screenshot = shot
+        if self.obs_type != "screenshot":
+            from agentrl.envs.osworld.a11y import linearize, marks, trim
+
+            xml = self.client.accessibility_tree() or ""
+            if self.obs_type == "som":
+                from agentrl.envs.osworld.som import draw_marks, marks_table
+
+                found = marks(xml) if xml else []
+                assert shot is not None
+                obs["screenshot"] = draw_marks(shot, found)
+                obs["accessibility_tree"] = trim(marks_table(found), self.a11y_max_tokens)[:MAX_TREE_CHARS]
+            else:
+                obs["accessibility_tree"] = trim(linearize(xml), self.a11y_max_tokens)[:MAX_TREE_CHARS] if xml else ""
+        if shot is not None and "screenshot" not in obs:
+            obs["screenshot"] = shot
+        return obs
+
+    def _blank_observation(self) -> dict[str, Any]:
+        obs: dict[str, Any] = {"instruction": self.task.instruction if self.task else ""}
+        if "screenshot" in self.observation_space.spaces:
+            obs["screenshot"] = np.zeros((self.height, self.width, 3), np.uint8)
+        if "accessibility_tree" in self.observation_space.spaces:
+            obs["accessibility_tree"] = ""
+        return obs
+
+    def _info(self, *, parsed: Action | None, action_error: str | None, done_reason: str | None) -> dict[str, Any]:
+        assert self.task is not None
+        return {
+            "task_id": self.task.id,
+            "step": self._steps,
+            "steps_left": self.max_steps - self._steps,
+            "parsed_action": None
+            if parsed is None
+            else {"kind": parsed.kind, "code": parsed.code, "structured": parsed.structured},
+            "action_error": action_error,
+            "done_reason": done_reason,
+        }

@@ -1,0 +1,104 @@
+"""Run a task's setup steps (``config``) and evaluator ``postconfig`` against a desktop server.
+
+OSWorld's ``SetupController`` turns each ``{"type": ..., "parameters": {...}}`` step into a call
+to the VM server; this is the same for the step types of
+:data:`~agentrl.envs.osworld.tasks.SUPPORTED_SETUP_TYPES`, over a
+:class:`~agentrl.envs.osworld.server.DesktopClient`:
+
+=================  ==================================================================
+``launch``         ``{"command": [...] | "...", "shell": false}``: start an app, wait for its window
+``open``           ``{"path": "..."}``: open a file or folder in its app
+``execute``        ``{"command", "shell"}``: run a command to completion (``command`` is the same)
+``sleep``          ``{"seconds": 0.5}``
+``upload_file``    ``{"files": [{"local_path": "...", "path": "..."}]}``: ``local_path`` is relative
+                   to the task file's folder (or absolute); ``path`` is on the desktop
+``activate_window`` ``{"window_name", "strict", "by_class"}``
+``close_window``   the same parameters
+=================  ==================================================================
+
+A step that fails raises :class:`SetupError` naming the step, so a broken task never starts an
+episode on a half-prepared desktop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentrl.core.errors import AgentRLError
+from agentrl.envs.osworld.tasks import SUPPORTED_SETUP_TYPES, SetupStep
+
+__all__ = ["SetupError", "run_setup"]
+
+MAX_SLEEP_S = 30.0
+
+
+class SetupError(AgentRLError, RuntimeError):
+    """A setup step could not be carried out; the message names the step and the reason."""
+
+
+def _local_file(local_path: str, base_dir: Path | None) -> Path:
+    path = Path(local_path).expanduser()
+    if not path.is_absolute():
+        if base_dir is None:
+            raise SetupError(f"upload_file: relative local_path {local_path!r} needs the task's folder")
+        path = base_dir / path
+    if not path.is_file():
+        raise SetupError(f"upload_file: local file {path} does not exist")
+    return path
+
+
+def _run_step(client: Any, step: SetupStep, base_dir: Path | None) -> None:
+    params = dict(step.parameters)
+    kind = step.type
+    if kind == "launch":
+        client.launch(params["command"], shell=bool(params.get("shell", False)))
+    elif kind == "open":
+        client.open_file(str(params["path"]))
+    elif kind in ("execute", "command"):
+        out = client.execute(params["command"], shell=bool(params.get("shell", False)))
+        if out.get("returncode") not in (0,) and not params.get("ignore_errors", False):
+            raise SetupError(f"{kind} {params['command']!r} failed: {str(out.get('error', ''))[-500:]}")
+    elif kind == "sleep":
+        seconds = float(params.get("seconds", 1.0))
+        if not 0.0 <= seconds <= MAX_SLEEP_S:
+            raise SetupError(f"sleep: seconds must be in [0, {MAX_SLEEP_S:g}], got {seconds}")
+        time.sleep(seconds)
+    elif kind == "upload_file":
+        for entry in params.get("files", []):
+            data = _local_file(str(entry["local_path"]), base_dir).read_bytes()
+            client.upload_file(str(entry["path"]), data)
+    elif kind == "activate_window":
+        client.activate_window(
+            str(params["window_name"]), strict=bool(params.get("strict")), by_class=bool(params.get("by_class"))
+        )
+    elif kind == "close_window":
+        client.close_window(
+            str(params["window_name"]), strict=bool(params.get("strict")), by_class=bool(params.get("by_class"))
+        )
+    else:
+        raise SetupError(
+            f"setup step type {kind!r} is not supported on this desktop; supported: {', '.join(SUPPORTED_SETUP_TYPES)}"
+        )
+
+
+def run_setup(client: Any, steps: Sequence[SetupStep], *, base_dir: str | Path | None = None) -> float:
+    """Run ``steps`` in order on ``client``'s desktop; returns the seconds taken.
+
+    Raises:
+        SetupError: a step failed, is unsupported, or lacks a parameter.
+    """
+    start = time.perf_counter()
+    base = Path(base_dir) if base_dir is not None else None
+    for index, step in enumerate(steps):
+        try:
+            _run_step(client, step, base)
+        except SetupError as exc:
+            raise SetupError(f"setup step {index} ({step.type}): {exc}") from None
+        except KeyError as exc:
+            raise SetupError(f"setup step {index} ({step.type}) lacks the parameter {exc}") from None
+        except Exception as exc:  # the server said no (HTTP 4xx/5xx) or is gone
+            raise SetupError(f"setup step {index} ({step.type}) failed: {type(exc).__name__}: {exc}") from exc
+    return time.perf_counter() - start

@@ -1,0 +1,124 @@
+"""Find, wait for, activate and close top-level windows on one X display, through ``xdotool``.
+
+OSWorld's setup steps ``activate_window`` and ``close_window`` name a window by title (a substring,
+or the whole title with ``strict``) or by its WM_CLASS (``by_class``); OSWorld's VM server uses
+``wmctrl`` for them. These helpers do the same with ``xdotool``, which the desktop already needs.
+Each call is a short subprocess with the desktop's environment (``DISPLAY`` set).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["Window", "activate_window", "close_window", "find_windows", "list_windows", "wait_for_window"]
+
+
+@dataclass(frozen=True)
+class Window:
+    """A visible top-level window: X id, title, WM_CLASS (instance and class, lower case) and pid."""
+
+    id: int
+    name: str
+    wm_class: str
+    pid: int | None
+
+
+def _xdotool(args: list[str], env: Mapping[str, str], timeout_s: float = 5.0) -> str:
+    exe = shutil.which("xdotool")
+    if exe is None:
+        raise FileNotFoundError("xdotool is not installed; install with: apt-get install -y xdotool")
+    try:
+        proc = subprocess.run([exe, *args], env=dict(env), capture_output=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return ""
+    return proc.stdout.decode(errors="replace")
+
+
+def _wm_class(window_id: int, env: Mapping[str, str]) -> str:
+    xprop = shutil.which("xprop")
+    if xprop is None:
+        return ""
+    try:
+        out = subprocess.run(
+            [xprop, "-id", str(window_id), "WM_CLASS"], env=dict(env), capture_output=True, timeout=5, check=False
+        ).stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        return ""
+    # WM_CLASS(STRING) = "mousepad", "Mousepad"
+    return " ".join(re.findall(r'"([^"]*)"', out)).lower()
+
+
+def list_windows(env: Mapping[str, str]) -> list[Window]:
+    """Every visible window with a title (menus and tooltips without one are left out)."""
+    windows = []
+    for line in _xdotool(["search", "--onlyvisible", "--name", "."], env).split():
+        if not line.isdigit():
+            continue
+        wid = int(line)
+        name = _xdotool(["getwindowname", str(wid)], env).strip()
+        pid_text = _xdotool(["getwindowpid", str(wid)], env).strip()
+        windows.append(Window(wid, name, _wm_class(wid, env), int(pid_text) if pid_text.isdigit() else None))
+    return windows
+
+
+def find_windows(
+    env: Mapping[str, str], window_name: str, *, strict: bool = False, by_class: bool = False
+) -> list[Window]:
+    """The windows matching ``window_name`` as OSWorld's setup does.
+
+    ``by_class`` compares with WM_CLASS, else with the title; ``strict`` wants the whole string
+    (case-sensitive for titles), otherwise a case-insensitive substring is enough.
+    """
+    wanted = window_name if strict and not by_class else window_name.lower()
+    found = []
+    for window in list_windows(env):
+        if by_class:
+            names = window.wm_class.split()
+            hit = wanted in names if strict else wanted in window.wm_class
+        else:
+            hit = window.name == wanted if strict else wanted in window.name.lower()
+        if hit:
+            found.append(window)
+    return found
+
+
+def wait_for_window(
+    env: Mapping[str, str],
+    *,
+    pid: int | None = None,
+    window_name: str | None = None,
+    timeout_s: float = 10.0,
+) -> Window | None:
+    """Poll until a window of process ``pid`` (or titled like ``window_name``) is visible; ``None`` at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for window in list_windows(env):
+            if pid is not None and window.pid == pid:
+                return window
+            if window_name is not None and window_name.lower() in window.name.lower():
+                return window
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.1)
+
+
+def activate_window(env: Mapping[str, str], window_name: str, *, strict: bool = False, by_class: bool = False) -> bool:
+    """Raise and focus the first matching window; ``False`` when none matches."""
+    found = find_windows(env, window_name, strict=strict, by_class=by_class)
+    if not found:
+        return False
+    _xdotool(["windowactivate", "--sync", str(found[0].id)], env)
+    return True
+
+
+def close_window(env: Mapping[str, str], window_name: str, *, strict: bool = False, by_class: bool = False) -> int:
+    """Close every matching window (the X window is destroyed: no save dialog); returns how many."""
+    found = find_windows(env, window_name, strict=strict, by_class=by_class)
+    for window in found:
+        _xdotool(["windowclose", str(window.id)], env)
+    return len(found)
