@@ -6,7 +6,6 @@ separate process (``provider="remote"``): one env code path, two places for the 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -31,38 +30,12 @@ import agentrl  # noqa: E402,F401  (registers the ids)
 from agentrl.core.errors import ResetNeeded  # noqa: E402
 from agentrl.envs.osworld.env import OSWorldEnv  # noqa: E402
 
-FEASIBLE = {
-    "id": "t-echo",
-    "instruction": "Create hello.txt in your home folder containing the line: hi",
-    "config": [
-        {"type": "upload_file", "parameters": {"files": [{"local_path": "files/keep.txt", "path": "~/keep.txt"}]}},
-        {"type": "launch", "parameters": {"command": ["xterm"]}},
-    ],
-    "related_apps": ["xterm"],
-    "evaluator": {
-        "func": "exact_match",
-        "result": {"type": "vm_command_line", "command": "cat hello.txt", "shell": True},
-        "expected": {"type": "rule", "rules": {"expected": "hi\n"}},
-    },
-    "oracle": ["pyautogui.write('echo hi > hello.txt\\n', interval=0.01)\ntime.sleep(0.3)", "DONE"],
-}
-INFEASIBLE = {
-    "id": "t-infeasible",
-    "instruction": "Pair my Bluetooth headphones",
-    "config": [],
-    "evaluator": {"func": "infeasible"},
-    "oracle": ["FAIL"],
-}
+TASK_DIR = Path(__file__).parent / "fixtures" / "osworld_env"  # t-echo (xterm), t-infeasible, t-mousepad
 
 
 @pytest.fixture(scope="module")
-def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("osworld-tasks")
-    (root / "files").mkdir()
-    (root / "files" / "keep.txt").write_text("keep me\n")
-    for task in (FEASIBLE, INFEASIBLE):
-        (root / f"{task['id']}.json").write_text(json.dumps(task))
-    return root
+def task_dir() -> Path:
+    return TASK_DIR
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +140,8 @@ def test_computer_13_actions(make: Any) -> None:
     env = make(task_id="t-echo", action_space="computer_13")
     env.reset(seed=0)
     assert isinstance(env.action_space, gym.spaces.Dict)
+    _, _, _, _, info = env.step('{"action_type": "CLICK", "parameters": {"x": 640, "y": 360}}')
+    assert info["action_error"] is None
     _, _, _, _, info = env.step('{"action_type": "TYPING", "parameters": {"text": "echo hi > hello.txt\\n"}}')
     assert info["action_error"] is None and info["parsed_action"]["structured"]["action_type"] == "TYPING"
     _, _, terminated, _, info = env.step('{"action_type": "CLICK", "parameters": {"x": 5000, "y": 1}}')
@@ -215,7 +190,7 @@ def test_bad_pyautogui_input_is_bounded_and_reset_restores(make: Any) -> None:
 def test_step_budget_truncates_and_scores(make: Any) -> None:
     env = make(task_id="t-echo", max_steps=3)
     env.reset(seed=0)
-    env.step("pyautogui.write('echo hi > hello.txt\\n', interval=0.01)\ntime.sleep(0.3)")
+    env.step(env.unwrapped.oracle_actions[0])
     env.step("WAIT")
     _, reward, terminated, truncated, info = env.step("pyautogui.moveTo(10, 10)")
     assert (terminated, truncated, info["done_reason"]) == (False, True, "max_steps")
@@ -223,7 +198,7 @@ def test_step_budget_truncates_and_scores(make: Any) -> None:
 
 
 def test_crashed_display_and_app_end_the_episode_and_reset_recovers() -> None:
-    env = OSWorldEnv(tasks=[_task(FEASIBLE)], task_id="t-echo")
+    env = OSWorldEnv(tasks=[_task("t-echo")], task_id="t-echo")
     try:
         env.reset(seed=0)
         app = next(p for p in env._session.apps if Path(str(p.args[0])).name == "xterm")
@@ -245,14 +220,14 @@ def test_crashed_display_and_app_end_the_episode_and_reset_recovers() -> None:
         env.close()
 
 
-def _task(data: dict[str, Any]) -> Any:
-    from agentrl.envs.osworld.tasks import OSWorldTask
+def _task(task_id: str) -> Any:
+    from agentrl.envs.osworld.tasks import load_task
 
-    return OSWorldTask.from_dict({k: v for k, v in data.items() if k != "config"} | {"config": data["config"][1:]})
+    return load_task(TASK_DIR / f"{task_id}.json")
 
 
 def test_close_leaves_no_process_or_display() -> None:
-    env = OSWorldEnv(tasks=[_task(FEASIBLE)], task_id="t-echo")
+    env = OSWorldEnv(tasks=[_task("t-echo")], task_id="t-echo")
     env.reset(seed=0)
     env.step("pyautogui.moveTo(3, 3)")
     display = env._session.display_number
@@ -296,3 +271,48 @@ def test_unknown_task_and_bad_options_are_clear_errors(task_dir: Path) -> None:
         OSWorldEnv(tasks=str(task_dir), provider="remote")
     with pytest.raises(KeyError, match="t-echo"):
         OSWorldEnv(tasks=str(task_dir), task_id="t-ecko")
+
+
+def test_gui_agent_solves_a_task_on_the_real_desktop(task_dir: Path) -> None:
+    """The reference GUI agent end to end: screenshot in as an image part, a UI-TARS reply out."""
+    from agentrl.agents.backends.base import Generation
+    from agentrl.agents.gui_agent import GUIAgent
+
+    class Scripted:
+        name = "scripted-vlm"
+
+        def __init__(self) -> None:
+            self.replies = [
+                "Thought: type the command into the terminal.\nAction: ```python\n"
+                "pyautogui.click(640, 360)\npyautogui.write('echo hi > hello.txt\\n', interval=0.01)\n"
+                "time.sleep(0.3)\n```",
+                "Thought: the file exists now.\nAction: DONE",
+            ]
+            self.messages: list[Any] = []
+
+        def generate(self, messages: Any, config: Any) -> Generation:
+            self.messages.append(messages)
+            return Generation(self.replies.pop(0))
+
+        def count_tokens(self, messages: Any) -> int:
+            return 0
+
+        def close(self) -> None:
+            pass
+
+    env = gym.make("AgentRL/OSWorld-v0", tasks=str(task_dir), task_id="t-echo", obs_type="screenshot_a11y_tree")
+    backend = Scripted()
+    agent = GUIAgent(backend)
+    try:
+        agent.bind(env)
+        obs, info = env.reset(seed=0)
+        agent.reset(info)
+        reward, terminated = 0.0, False
+        while not terminated:
+            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+            assert not truncated
+        assert reward == 1.0 and agent.parse_failures == 0
+        parts = backend.messages[0][-1]["content"]
+        assert any(part.get("type") == "image_url" for part in parts)
+    finally:
+        env.close()

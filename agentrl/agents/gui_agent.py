@@ -53,6 +53,7 @@ import numpy as np
 from agentrl.agents.backends.base import GenerationConfig, LLMBackend
 from agentrl.agents.base import BaseAgent
 from agentrl.agents.game_agents import encode_png_data_url
+from agentrl.envs.osworld.a11y import trim
 from agentrl.envs.osworld.actions import (
     ACTION_TYPES,
     SPECIAL_ACTIONS,
@@ -220,17 +221,7 @@ def trim_table(table: str, max_chars: int) -> str:
     """
     if max_chars < 1:
         raise ValueError("max_chars must be >= 1")
-    if len(table) <= max_chars:
-        return table
-    lines = table.split("\n")
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if kept and used + len(line) + 1 > max_chars:
-            break
-        kept.append(line[:max_chars])
-        used += len(line) + 1
-    return "\n".join([*kept, f"[... {len(lines) - len(kept)} more lines trimmed]"])
+    return trim(table, max_chars, chars_per_token=1)
 
 
 def _special_word(text: str) -> str | None:

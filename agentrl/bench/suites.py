@@ -38,6 +38,10 @@ def _games() -> list[str]:
     return _tagged("games")
 
 
+def _desktop() -> list[str]:
+    return _tagged("desktop")
+
+
 def _quick() -> list[str]:
     return [env_id for env_id in _all() if env_id.startswith("AgentRL/TIRMath-")][:1]
 
@@ -47,6 +51,7 @@ SUITES: dict[str, tuple[str, Callable[[], list[str]]]] = {
     "all": ("every registered AgentRL env id", _all),
     "text": ("envs with text-only observations", _text),
     "games": ("the browser and Flash game envs (pixel observations)", _games),
+    "desktop": ("AgentRL/OSWorld-v0: a real Linux desktop with OSWorld's tasks", _desktop),
     "quick": ("one cheap text env (smoke test)", _quick),
 }
 

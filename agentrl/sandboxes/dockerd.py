@@ -26,7 +26,16 @@ from typing import Any
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
 
-__all__ = ["IMAGE_REPO", "PrivateDockerDaemon", "ensure_image", "image_recipe_hash"]
+__all__ = [
+    "IMAGE_REPO",
+    "PrivateDockerDaemon",
+    "build_image",
+    "debootstrap_argv",
+    "ensure_base_image",
+    "ensure_image",
+    "image_recipe_hash",
+    "rootfs_tarball",
+]
 
 IMAGE_REPO = "agentrl-sandbox"
 BASE_REPO = "agentrl-sandbox-base"
@@ -37,6 +46,13 @@ _DEBIAN_SUITE = "bookworm"
 _DEBIAN_MIRROR = "http://deb.debian.org/debian"
 # numpy and sympy too: the same modules the process tier pre-imports (tool-integrated math needs them)
 _DEBOOTSTRAP = ["debootstrap", "--variant=minbase", "--include=python3,python3-numpy,python3-sympy", _DEBIAN_SUITE]
+
+
+def debootstrap_argv(include: list[str] | tuple[str, ...]) -> list[str]:
+    """The debootstrap command line (without target and mirror) for a minimal Debian with ``include``."""
+    return ["debootstrap", "--variant=minbase", "--include=" + ",".join(include), _DEBIAN_SUITE]
+
+
 _START_TIMEOUT_S = 60.0
 _INSTALL_HINT = "sudo apt-get install -y docker.io"
 
@@ -239,8 +255,8 @@ def _hash_files(h: Any, paths: list[str]) -> None:
         h.update(b"\0")
 
 
-def _base_hash() -> str:
-    return hashlib.sha256(" ".join([*_DEBOOTSTRAP, _DEBIAN_MIRROR]).encode()).hexdigest()[:12]
+def _base_hash(argv: list[str] | None = None) -> str:
+    return hashlib.sha256(" ".join([*(argv or _DEBOOTSTRAP), _DEBIAN_MIRROR]).encode()).hexdigest()[:12]
 
 
 def _context_files() -> list[str]:
@@ -263,7 +279,16 @@ def _cache_dir() -> str:
 
 def _rootfs_tarball() -> str:
     """Debootstrap a minimal Debian with python3, numpy and sympy once; return the cached tarball's path."""
-    tarball = os.path.join(_cache_dir(), f"rootfs-{_DEBIAN_SUITE}-{_base_hash()}.tar")
+    return rootfs_tarball()
+
+
+def rootfs_tarball(argv: list[str] | None = None, name: str = "rootfs") -> str:
+    """Run ``argv`` (see :func:`debootstrap_argv`; the sandbox's by default) once; return the cached tarball.
+
+    The tarball is ``~/.cache/agentrl/docker/<name>-bookworm-<hash of argv>.tar``.
+    """
+    argv = argv or _DEBOOTSTRAP
+    tarball = os.path.join(_cache_dir(), f"{name}-{_DEBIAN_SUITE}-{_base_hash(argv)}.tar")
     if os.path.exists(tarball):
         return tarball
     if not _is_root():
@@ -276,7 +301,7 @@ def _rootfs_tarball() -> str:
     try:
         target = os.path.join(work, "root")
         proc = subprocess.run(
-            [debootstrap, *_DEBOOTSTRAP[1:], target, _DEBIAN_MIRROR], capture_output=True, text=True, timeout=1800
+            [debootstrap, *argv[1:], target, _DEBIAN_MIRROR], capture_output=True, text=True, timeout=1800
         )
         if proc.returncode != 0:
             raise SandboxUnavailable(
@@ -320,26 +345,39 @@ def ensure_image(client: Any) -> str:
     tag = f"{IMAGE_REPO}:{image_recipe_hash()}"
     if _has_image(client, tag):
         return tag
-    base = f"{BASE_REPO}:{_base_hash()}"
-    if not _has_image(client, base):
-        tarball = _rootfs_tarball()
-        client.api.import_image_from_file(tarball, repository=BASE_REPO, tag=_base_hash())
-        if not _has_image(client, base):
-            raise SandboxUnavailable(f"docker import of {tarball} did not produce {base}")
+    base = ensure_base_image(client)
     with tempfile.TemporaryDirectory(prefix="agentrl-image-") as ctx:
         for path in _context_files():
             shutil.copy(path, os.path.join(ctx, os.path.basename(path)))
-        try:
-            client.images.build(
-                path=ctx,
-                tag=tag,
-                buildargs={"BASE": base},
-                rm=True,
-                forcerm=True,
-                network_mode="none",
-                labels={"agentrl.image": "1"},
-            )
-        except Exception as exc:  # docker.errors.BuildError / APIError
-            log = "".join(str(c.get("stream", c.get("error", ""))) for c in getattr(exc, "build_log", []) or [])
-            raise SandboxUnavailable(f"docker build of the sandbox image failed: {exc}; {log[-1500:]}") from exc
+        build_image(client, ctx, tag, base, what="the sandbox image")
+    return tag
+
+
+def ensure_base_image(client: Any, argv: list[str] | None = None, repo: str = BASE_REPO, name: str = "rootfs") -> str:
+    """Import the debootstrap tarball of ``argv`` (see :func:`rootfs_tarball`) as ``repo:<hash>`` unless present."""
+    base_tag = _base_hash(argv)
+    base = f"{repo}:{base_tag}"
+    if not _has_image(client, base):
+        tarball = rootfs_tarball(argv, name=name)
+        client.api.import_image_from_file(tarball, repository=repo, tag=base_tag)
+        if not _has_image(client, base):
+            raise SandboxUnavailable(f"docker import of {tarball} did not produce {base}")
+    return base
+
+
+def build_image(client: Any, context_dir: str, tag: str, base: str, *, what: str = "the image") -> str:
+    """``docker build`` ``context_dir`` (its Dockerfile gets ``--build-arg BASE=base``) without network, as ``tag``."""
+    try:
+        client.images.build(
+            path=context_dir,
+            tag=tag,
+            buildargs={"BASE": base},
+            rm=True,
+            forcerm=True,
+            network_mode="none",
+            labels={"agentrl.image": "1"},
+        )
+    except Exception as exc:  # docker.errors.BuildError / APIError
+        log = "".join(str(c.get("stream", c.get("error", ""))) for c in getattr(exc, "build_log", []) or [])
+        raise SandboxUnavailable(f"docker build of {what} failed: {exc}; {log[-1500:]}") from exc
     return tag

@@ -302,14 +302,11 @@ def linearize(xml: str | ET.Element) -> str:
     return "\n".join(lines)
 
 
-def _tokens(text: str) -> int:
-    return math.ceil(len(text) / 4)
+def trim(text: str, max_tokens: int, *, chars_per_token: int = 4) -> str:
+    r"""Keep the whole lines of ``text`` that fit ``max_tokens`` (``chars_per_token`` characters a token).
 
-
-def trim(text: str, max_tokens: int) -> str:
-    r"""Keep the whole lines of ``text`` that fit ``max_tokens`` (about 4 characters a token).
-
-    When lines are dropped, a last line says how many: ``[... N more lines trimmed]``.
+    When lines are dropped, a last line says how many: ``[... N more lines trimmed]``. With
+    ``chars_per_token=1`` the budget is in characters. A first line longer than the budget is cut.
 
     >>> trim("a\nb\nc", 100)
     'a\nb\nc'
@@ -317,20 +314,28 @@ def trim(text: str, max_tokens: int) -> str:
     header
     xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
     [... 1 more lines trimmed]
+    >>> print(trim("head\naaaa\nbbbb\ncccc", 12, chars_per_token=1))
+    head
+    aaaa
+    [... 2 more lines trimmed]
     """
-    if max_tokens <= 0:
-        raise ValueError("max_tokens must be positive")
-    if _tokens(text) <= max_tokens:
+    if max_tokens <= 0 or chars_per_token <= 0:
+        raise ValueError("max_tokens and chars_per_token must be positive")
+
+    def cost(chunk: str) -> int:
+        return math.ceil(len(chunk) / chars_per_token)
+
+    if cost(text) <= max_tokens:
         return text
     lines = text.split("\n")
     kept: list[str] = []
     used = 0
     for line in lines:
-        cost = _tokens(line + "\n")
-        if used + cost > max_tokens and kept:
+        line_cost = cost(line + "\n")
+        if used + line_cost > max_tokens and kept:
             break
-        kept.append(line)
-        used += cost
+        kept.append(line if kept else line[: max_tokens * chars_per_token])
+        used += line_cost
     dropped = len(lines) - len(kept)
     return "\n".join([*kept, f"[... {dropped} more lines trimmed]"])
 

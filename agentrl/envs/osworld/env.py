@@ -64,15 +64,16 @@ MAX_CODE_CHARS = 64 * 1024
 MAX_TREE_CHARS = 400_000
 
 
-def builtin_tasks(*, installed_only: bool = True) -> list[OSWorldTask]:
-    """The shipped tasks; with ``installed_only``, those whose ``related_apps`` are all installed here."""
+def builtin_tasks(*, installed: Sequence[str] | None = None) -> list[OSWorldTask]:
+    """The shipped tasks whose ``related_apps`` are all in ``installed`` (default: the apps installed here).
+
+    >>> len(builtin_tasks(installed=["xterm", "mousepad", "thunar", "galculator", "chromium"])) >= 40
+    True
+    """
     from agentrl.envs.osworld.apps import installed_apps
 
-    tasks = load_task_dir(BUILTIN_TASKS)
-    if not installed_only:
-        return tasks
-    have = set(installed_apps())
-    return [task for task in tasks if all(app in have for app in task.related_apps)]
+    have = set(installed_apps() if installed is None else installed)
+    return [task for task in load_task_dir(BUILTIN_TASKS) if all(app in have for app in task.related_apps)]
 
 
 class OSWorldEnv(gym.Env[dict[str, Any], Any]):
@@ -137,12 +138,10 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         if isinstance(tasks, (str, Path)):
             tasks = load_task_dir(tasks)
-        self.tasks: list[OSWorldTask] = list(tasks) if tasks is not None else builtin_tasks()
-        if not self.tasks:
+        if tasks is not None and not list(tasks):
             raise ValueError("no tasks: give tasks=[...] or a folder of OSWorld task JSON files")
-        self._by_id = {task.id: task for task in self.tasks}
-        if task_id is not None:
-            self._lookup(task_id)
+        self.tasks: list[OSWorldTask] = list(tasks) if tasks is not None else []
+        self._builtin = tasks is None
         self.task_id = task_id
         self.obs_type = obs_type
         self.action_mode = action_space
@@ -167,6 +166,19 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         if self._requested_size is not None and (width, height) != self._requested_size:
             raise ValueError(f"the remote desktop is {width}x{height}, not the requested {self._requested_size}")
         self.width, self.height = width, height
+        if self._builtin:  # the shipped tasks whose apps the desktop (here, remote or in a container) has
+            try:
+                self.tasks = builtin_tasks(installed=self.client.installed_apps())
+            except BaseException:
+                self.close()
+                raise
+        self._by_id = {task.id: task for task in self.tasks}
+        if task_id is not None:
+            try:
+                self._lookup(task_id)
+            except UnknownTask:
+                self.close()
+                raise
 
         obs: dict[str, spaces.Space[Any]] = {"instruction": UnicodeText(max_length=8192)}
         if obs_type in ("screenshot", "screenshot_a11y_tree", "som"):
@@ -394,7 +406,7 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         postconfig = self.task.evaluator.postconfig
         if postconfig:
             try:
-                run_setup(self.client, postconfig)
+                run_setup(self.client, postconfig, base_dir=Path(self.task.file).parent if self.task.file else None)
             except Exception as exc:  # a postconfig that fails scores 0, as a missing file does
                 return 0.0, [{"func": "postconfig", "score": 0.0, "error": str(exc)}]
         score, details = evaluate(self.task, last_action=last, get=self.client.get)

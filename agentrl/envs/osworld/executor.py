@@ -108,6 +108,12 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 if pyautogui is not None:
     pyautogui.FAILSAFE = False
     pyautogui.PAUSE = 0
+    try:  # X's default keymap puts '<' on the ISO key, where pyautogui's shift gives '>': use shift+comma
+        import pyautogui._pyautogui_x11 as _x11
+        if "," in _x11.keyboardMapping:
+            _x11.keyboardMapping["<"] = _x11.keyboardMapping[","]
+    except Exception:
+        pass
 _send({"ready": True, "pid": os.getpid(), "import_error": _import_error})
 
 while True:

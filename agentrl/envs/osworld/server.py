@@ -21,7 +21,8 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     POST /pyautogui         {"code": "...", "timeout_s": 10} -> DesktopSession.run_pyautogui's dict (ours)
     GET  /screenshot?format=raw  -> H x W x 3 RGB bytes, X-Width / X-Height headers (ours)
     POST /reset             kill the apps, restore HOME (ours)
-    GET  /health            {"alive": bool} (ours)
+    GET  /health            {"alive": bool, "crashed": [app, ...]} (ours)
+    GET  /apps              {"apps": [...]}: the desktop apps installed where the server runs (ours)
     GET  /accessibility     -> {"AT": xml}: the AT-SPI tree as OSWorld's XML; 503 when AT-SPI is unavailable
     GET  /terminal          -> 404: reading a terminal's text needs the accessibility tree, not served here
 
@@ -60,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from agentrl.core.serving import ThreadedServerHandle, is_loopback, refuse_remote
-from agentrl.envs.osworld.apps import opener_for, resolve_command
+from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
 from agentrl.envs.osworld.windows import activate_window, close_window, wait_for_window
 
 __all__ = ["DesktopClient", "DesktopServer", "serve_desktop"]
@@ -422,6 +423,8 @@ class _Handler(BaseHTTPRequestHandler):
                 out = app.reset()
             elif route == ("GET", "/health"):
                 out = app.health()
+            elif route == ("GET", "/apps"):
+                out = {"apps": installed_apps()}
             elif path == "/screen_size" and method in ("GET", "POST"):
                 out = app.screen_size()
             elif route == ("GET", "/accessibility"):
@@ -675,6 +678,15 @@ class DesktopClient:
             raise
         return True
 
+    def installed_apps(self) -> list[str] | None:
+        """``GET /apps`` (ours): the apps installed on the desktop's machine; ``None`` where not served."""
+        try:
+            return [str(app) for app in self._json("GET", "/apps").get("apps", [])]
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
     def health(self) -> dict[str, Any]:
         """``GET /health`` (ours): ``{"alive", "crashed"}``; a server without the route that answers counts as alive."""
         try:
@@ -765,6 +777,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument("--no-window-manager", action="store_true")
+    parser.add_argument(
+        "--unix-socket", default=None, help="listen on this unix socket instead of TCP (a container without network)"
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     token = args.token
     if token and token.startswith("@"):
@@ -775,7 +790,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: cannot start a desktop: {exc}", file=sys.stderr)
         return 2
     try:
-        handle = serve_desktop(session, args.host, args.port, token=token, allow_remote=args.allow_remote)
+        handle = serve_desktop(
+            session, args.host, args.port, token=token, allow_remote=args.allow_remote, unix_socket=args.unix_socket
+        )
     except (ValueError, OSError) as exc:
         session.close()
         print(f"error: {exc}", file=sys.stderr)

@@ -66,6 +66,8 @@ SUPPORTED_METRICS: tuple[str, ...] = tuple(sorted(METRICS))
 """Metric (``func``) names: the keys of :data:`~agentrl.envs.osworld.metrics.METRICS`."""
 
 CONJUNCTIONS = ("and", "or")
+FIXTURE_DIR = "files"
+"""Folders of this name below a task directory hold fixtures, not tasks."""
 
 
 def _where(source: str | None) -> str:
@@ -265,11 +267,25 @@ def load_task(path: str | Path) -> OSWorldTask:
 
 
 def load_task_dir(directory: str | Path) -> list[OSWorldTask]:
-    """Every ``*.json`` task below ``directory``, recursively, in sorted path order."""
+    """Every ``*.json`` task below ``directory``, recursively, in sorted path order.
+
+    Folders named ``files`` hold the tasks' fixtures (``upload_file``'s ``local_path``), not tasks:
+    they are skipped. Duplicate task ids are an error naming both files.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise TaskFormatError(f"{directory}: not a directory of OSWorld task files")
-    return [load_task(p) for p in sorted(directory.rglob("*.json"))]
+    tasks: list[OSWorldTask] = []
+    seen: dict[str, str] = {}
+    for path in sorted(directory.rglob("*.json")):
+        if FIXTURE_DIR in path.relative_to(directory).parts[:-1]:
+            continue
+        task = load_task(path)
+        if task.id in seen:
+            raise TaskFormatError(f"{path}: task id {task.id!r} is already used by {seen[task.id]}")
+        seen[task.id] = str(path)
+        tasks.append(task)
+    return tasks
 
 
 def _check(kind: str, name: str, choices: tuple[str, ...], where: str) -> str | None:
