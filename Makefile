@@ -23,7 +23,8 @@ SYSTEM_COMMANDS := bwrap chromium npm dockerd debootstrap Xvfb xterm xdotool xdp
 .PHONY: demo test lint system-deps setup clean ruffle
 
 # The main job on built-in defaults: benchmark the oracle, a random agent and the ReAct agent on the
-# embedded SmolLM2 over a small sample of every registered env, into one report; then a short GRPO run
+# embedded SmolLM2 over a small sample of every registered env (text envs, games, the desktop), into
+# one report; then a short GRPO run
 # of a tiny model on the toy letter env, whose reward curve rises. Re-running resumes both.
 DEMO_OUT ?= runs/demo
 demo: setup
@@ -31,6 +32,8 @@ demo: setup
 	$(PY) -m agentrl.cli bench --suite text --agent random --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --suite games --agent oracle --episodes 2 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --suite games --agent random --episodes 2 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite desktop --agent oracle --episodes 4 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --suite desktop --agent random --episodes 4 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --suite text --agent react --backend smollm2 --episodes 2 --max-tokens 192 \
 	  --env-kwarg max_turns=5 --concurrency 2 --out $(DEMO_OUT)
 	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
