@@ -11,12 +11,14 @@ import pytest
 
 import agentrl.envs
 
-# the game envs (pixels, a browser each) have their own tests in test_games.py
+# the pixel envs have their own tests: the games (a browser each) in test_games.py, the desktop
+# (an X server each) in test_osworld_env.py
+_PIXEL_IDS = {spec.env_id for spec in agentrl.registered_domains() if "pixels" in spec.tags}
 _GAME_IDS = {spec.env_id for spec in agentrl.registered_domains() if "games" in spec.tags}
 TEXT_ENV_IDS = sorted(
     env_id
     for env_id in gym.registry
-    if env_id.split("/")[0] in ("AgentRL", "AgentRL-MA") and env_id not in _GAME_IDS
+    if env_id.split("/")[0] in ("AgentRL", "AgentRL-MA") and env_id not in _PIXEL_IDS
 )
 MODES = [("sync", {}), ("async", {"shared_memory": False})]  # text cannot live in shared memory
 NUM_ENVS = 2

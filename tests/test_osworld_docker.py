@@ -22,9 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentrl  # noqa: F401  (registers the ids)
-from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
 from agentrl.envs.osworld.container import LABEL, DesktopContainer, ensure_desktop_image
-from agentrl.sandboxes.dockerd import PrivateDockerDaemon
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.docker, pytest.mark.desktop]
 
@@ -33,40 +31,20 @@ TIMINGS: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module")
-def daemon():
-    engine = PrivateDockerDaemon()
-    try:
-        engine.start()
-    except (SandboxUnavailable, DependencyNotInstalled) as exc:
-        pytest.skip(f"cannot start a private Docker engine here: {exc}")
-    old = os.environ.get("DOCKER_HOST")
-    os.environ["DOCKER_HOST"] = engine.host
-    try:
-        yield engine
-        left = engine.client().containers.list(all=True, filters={"label": LABEL})
-        assert left == [], f"desktop containers left behind: {left}"
-    finally:
-        if old is None:
-            os.environ.pop("DOCKER_HOST", None)
-        else:
-            os.environ["DOCKER_HOST"] = old
-        engine.stop()
-        if TIMINGS:
-            print("\nosworld docker timings: " + ", ".join(f"{k}={v:.2f}" for k, v in TIMINGS.items()))
+def daemon(desktop_docker: Any) -> Any:
+    return desktop_docker[0]
 
 
 @pytest.fixture(scope="module")
-def client(daemon):
-    return daemon.client()
+def client(desktop_docker: Any) -> Any:
+    return desktop_docker[1]
 
 
 @pytest.fixture(scope="module")
-def image(client):
+def image(desktop_docker: Any) -> str:
+    tag = desktop_docker[2]
     start = time.monotonic()
-    tag = ensure_desktop_image(client)
-    TIMINGS["image_build_first_s"] = time.monotonic() - start
-    start = time.monotonic()
-    assert ensure_desktop_image(client).startswith("agentrl-desktop:")  # the same tag unless agentrl changed meanwhile
+    assert ensure_desktop_image(desktop_docker[1]).startswith("agentrl-desktop:")  # cached: no rebuild
     TIMINGS["image_build_cached_s"] = time.monotonic() - start
     return tag
 

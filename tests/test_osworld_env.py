@@ -1,7 +1,8 @@
 """AgentRL/OSWorld-v0 on a real desktop: the Gymnasium API, observations, actions, bad input, crashes.
 
-Each test runs against the local provider and against ``agentrl serve-desktop`` started as a
-separate process (``provider="remote"``): one env code path, two places for the desktop.
+Each test runs against the local provider, against ``agentrl serve-desktop`` started as a separate
+process (``provider="remote"``) and in a container (``provider="docker"``, on a private engine):
+one env code path, three places for the desktop.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def desktop_server() -> Any:
         pytest.fail("serve-desktop did not stop on SIGTERM")
 
 
-@pytest.fixture(params=["local", "remote"])
+@pytest.fixture(params=["local", "remote", pytest.param("docker", marks=pytest.mark.docker)])
 def make(request: pytest.FixtureRequest, task_dir: Path) -> Any:
+    """Build the env on each provider: this machine, a separate server process, a container."""
     made: list[Any] = []
 
     def build(**kwargs: Any) -> Any:
@@ -73,6 +75,9 @@ def make(request: pytest.FixtureRequest, task_dir: Path) -> Any:
         if request.param == "remote":
             url, token, _ = request.getfixturevalue("desktop_server")
             kwargs.update(provider="remote", server_url=url, token=token)
+        elif request.param == "docker":
+            _, _, image = request.getfixturevalue("desktop_docker")
+            kwargs.update(provider="docker", docker_image=image)
         env = gym.make("AgentRL/OSWorld-v0", **kwargs)
         made.append(env)
         return env

@@ -51,6 +51,21 @@ APT_COMMAND = "sudo apt-get install -y " + " ".join(APT_PACKAGES)
 A11Y_APT_COMMAND = "apt-get install -y at-spi2-core dbus-x11 python3-gi gir1.2-atspi-2.0"
 A11Y_LAUNCHERS = ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher")
 SYSTEM_PYTHON = "/usr/bin/python3"
+_RELEASE_INPUT = """\
+from Xlib import X
+from Xlib.ext import xtest
+import pyautogui._pyautogui_x11 as _x11
+_d = _x11._display
+for _i, _byte in enumerate(_d.query_keymap()):
+    for _bit in range(8):
+        if _byte & (1 << _bit):
+            xtest.fake_input(_d, X.KeyRelease, _i * 8 + _bit)
+_mask = _d.screen().root.query_pointer().mask
+for _button, _flag in ((1, X.Button1Mask), (2, X.Button2Mask), (3, X.Button3Mask)):
+    if _mask & _flag:
+        xtest.fake_input(_d, X.ButtonRelease, _button)
+_d.sync()
+"""
 DISPLAY_START = 100
 DISPLAY_TRIES = 200
 OUTPUT_CAP = 20_000
@@ -503,8 +518,17 @@ class DesktopSession:
         return self._mss
 
     def _grab(self) -> Any:
-        grabber = self._grabber()
-        return grabber.grab({"left": 0, "top": 0, "width": self.width, "height": self.height})
+        region = {"left": 0, "top": 0, "width": self.width, "height": self.height}
+        try:
+            return self._grabber().grab(region)
+        except Exception:
+            # A lost X connection (seen rarely under load): reconnect once; a dead display raises again.
+            if self._mss is not None:
+                with contextlib.suppress(Exception):
+                    self._mss.close()
+                self._mss = None
+            time.sleep(0.1)
+            return self._grabber().grab(region)
 
     def screenshot(self) -> np.ndarray:
         """The screen as an ``(H, W, 3)`` uint8 RGB array."""
@@ -551,6 +575,8 @@ class DesktopSession:
                 output_cap=output_cap,
             )
         result = self._worker.run(code, timeout_s=timeout_s)
+        if result.get("timed_out"):  # killed mid-action: a key or button may still be held down
+            self._worker.run(_RELEASE_INPUT, timeout_s=10.0)
         self.pids.extend(pid for pid in self._worker.pids if pid not in self.pids)
         return result
 
@@ -635,6 +661,9 @@ class DesktopSession:
         self._state.apps.clear()
         self._state.launched.clear()
         self._restore_home()
+        # An action killed at its deadline can leave a key or button held down in the X server, which
+        # would type into the next episode: release whatever is down (this also warms the new worker).
+        self.run_pyautogui(_RELEASE_INPUT, timeout_s=10.0)
 
     def close(self) -> None:
         """Kill apps, the D-Bus and AT-SPI daemons, the WM and Xvfb; remove the lock file and temp dirs. Idempotent."""

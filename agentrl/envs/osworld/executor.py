@@ -290,6 +290,12 @@ class PyautoguiWorker:
         assert self._bwrap is not None
         argv = [self._bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
         argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        # The private /tmp hides whatever lives under the real one: a checkout or venv there (a CI
+        # clone in a temp dir) must come back, read-only, or the worker cannot import pyautogui.
+        tmp = os.path.realpath(tempfile.gettempdir())
+        for entry in dict.fromkeys(os.path.realpath(p) for p in sys.path if p):
+            if (entry == tmp or entry.startswith(tmp + os.sep)) and os.path.isdir(entry):
+                argv += ["--ro-bind", entry, entry]
         display = self._env.get("DISPLAY", "")
         number = display.rsplit(":", 1)[-1].split(".")[0] if ":" in display else ""
         socket = self.x_socket_dir / f"X{number}"
