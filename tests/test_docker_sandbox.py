@@ -17,10 +17,9 @@ import pytest
 
 pytest.importorskip("docker", reason="the docker SDK is not installed (pip install 'agentrl-gym[docker]')")
 
-from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
 from agentrl.sandboxes.docker import DockerSandbox
-from agentrl.sandboxes.dockerd import PrivateDockerDaemon, ensure_image
+from agentrl.sandboxes.dockerd import ensure_image
 from agentrl.testing import PORTABLE_SANDBOX_ATTACKS, check_sandbox_attack
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.docker]
@@ -29,28 +28,9 @@ LABEL = {"label": "agentrl.sandbox"}
 
 
 @pytest.fixture(scope="session")
-def daemon():
-    engine = PrivateDockerDaemon()
-    try:
-        engine.start()
-    except (SandboxUnavailable, DependencyNotInstalled) as exc:
-        pytest.skip(f"cannot start a private Docker engine here: {exc}")
-    old = os.environ.get("DOCKER_HOST")
-    os.environ["DOCKER_HOST"] = engine.host
-    pid, root = engine.pid, engine.dir
-    try:
-        yield engine
-        client = engine.client()
-        left = client.containers.list(all=True, filters=LABEL)
-        assert left == [], f"sandbox containers left behind: {left}"
-    finally:
-        if old is None:
-            os.environ.pop("DOCKER_HOST", None)
-        else:
-            os.environ["DOCKER_HOST"] = old
-        engine.stop()
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
-    assert not os.path.exists(root)
+def daemon(docker_engine):
+    """The session's private engine (tests/conftest.py): no sandbox container may be left at the end."""
+    return docker_engine
 
 
 @pytest.fixture(scope="session")
