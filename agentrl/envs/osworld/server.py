@@ -62,7 +62,7 @@ import numpy as np
 
 from agentrl.core.serving import ThreadedServerHandle, is_loopback, refuse_remote
 from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
-from agentrl.envs.osworld.windows import activate_window, close_window, wait_for_window
+from agentrl.envs.osworld.windows import activate_window, close_window, list_windows, wait_for_window
 
 __all__ = ["DesktopClient", "DesktopServer", "serve_desktop"]
 
@@ -215,19 +215,22 @@ class DesktopServer:
         argv = _argv(command, shell)
         if not shell:
             argv = resolve_command(argv)
+        wait = bool(body.get("wait_window", not shell))
+        pid, window = self._launch(argv, f"cannot launch {command!r}", wait, body.get("timeout", 10))
+        return {"status": "success", "message": f"{command} launched successfully", "pid": pid, "window": window}
+
+    def _launch(self, argv: list[str], failure: str, wait: bool, timeout: Any) -> tuple[int, str | None]:
+        """Start ``argv`` on the desktop; with ``wait``, wait for its window. ``(pid, window title or None)``."""
+        env = self.session.env()
+        before = {window.id for window in list_windows(env)} if wait else set()
         try:
             proc = self.session.launch(argv)
         except OSError as exc:
-            raise _HTTPError(500, f"cannot launch {command!r}: {exc}") from None
-        window = None
-        if body.get("wait_window", not shell):
-            window = wait_for_window(self.session.env(), pid=proc.pid, timeout_s=self._timeout(body.get("timeout", 10)))
-        return {
-            "status": "success",
-            "message": f"{command} launched successfully",
-            "pid": proc.pid,
-            "window": window.name if window is not None else None,
-        }
+            raise _HTTPError(500, f"{failure}: {exc}") from None
+        if not wait:
+            return proc.pid, None
+        window = wait_for_window(env, pid=proc.pid, new_since=before, timeout_s=self._timeout(timeout))
+        return proc.pid, window.name if window is not None else None
 
     def open_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /setup/open_file``: open a file or folder in its app and wait for a window."""
@@ -235,17 +238,8 @@ class DesktopServer:
         if not path.exists():
             raise _HTTPError(404, f"file not found: {path}")
         argv = opener_for(str(path), is_dir=path.is_dir())
-        try:
-            proc = self.session.launch(argv)
-        except OSError as exc:
-            raise _HTTPError(500, f"cannot open {path} with {argv[0]}: {exc}") from None
-        window = wait_for_window(self.session.env(), pid=proc.pid, timeout_s=self._timeout(body.get("timeout", 10)))
-        return {
-            "status": "success",
-            "message": f"opened {path} with {argv[0]}",
-            "pid": proc.pid,
-            "window": window.name if window is not None else None,
-        }
+        pid, window = self._launch(argv, f"cannot open {path} with {argv[0]}", True, body.get("timeout", 10))
+        return {"status": "success", "message": f"opened {path} with {argv[0]}", "pid": pid, "window": window}
 
     def _home_path(self, value: Any) -> Path:
         path = self._path(value)

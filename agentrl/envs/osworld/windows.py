@@ -12,8 +12,9 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["Window", "activate_window", "close_window", "find_windows", "list_windows", "wait_for_window"]
 
@@ -87,20 +88,43 @@ def find_windows(
     return found
 
 
+def _descends_from(pid: int, ancestor: int) -> bool:
+    """Whether process ``pid`` is ``ancestor`` or one of its descendants (per ``/proc``)."""
+    for _ in range(64):  # a bounded walk up the parent chain
+        if pid == ancestor:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state: the parent's pid
+        if pid <= 1:
+            return False
+    return False
+
+
 def wait_for_window(
     env: Mapping[str, str],
     *,
     pid: int | None = None,
     window_name: str | None = None,
+    new_since: Collection[int] | None = None,
     timeout_s: float = 10.0,
 ) -> Window | None:
-    """Poll until a window of process ``pid`` (or titled like ``window_name``) is visible; ``None`` at the deadline."""
+    """Poll until a matching window is visible; ``None`` at the deadline.
+
+    A window matches when it belongs to process ``pid`` or one of its children (apps started
+    through a wrapper script, as ``libreoffice`` is), is titled like ``window_name``, or, with
+    ``new_since`` (the window ids seen before the launch), is any window that is new.
+    """
     deadline = time.monotonic() + timeout_s
     while True:
         for window in list_windows(env):
-            if pid is not None and window.pid == pid:
+            if pid is not None and window.pid is not None and _descends_from(window.pid, pid):
                 return window
             if window_name is not None and window_name.lower() in window.name.lower():
+                return window
+            if new_since is not None and window.id not in new_since:
                 return window
         if time.monotonic() >= deadline:
             return None
