@@ -361,4 +361,7 @@ def test_ppo_overlaps_rollouts_too(tmp_path: Path) -> None:
         trainer.step()
         assert trainer.run._pending is not None and trainer.run._pending[0] == 1  # step 1 is being collected
         history = [trainer.step(), trainer.step()]
-    assert all(m["rollout/trajectories"] == 4 for m in history)
+    # Every request is accounted for: collected, or failed by the engine as stale. With max_staleness=0
+    # a prefetched episode whose first turn comes after the update bumped the policy version fails,
+    # so how many survive depends on timing (on a loaded machine, none may).
+    assert all(m["rollout/trajectories"] + m["rollout/failed"] == 4 for m in history)
