@@ -7,14 +7,26 @@ for tests and benchmarks, and report the port they got.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["ServerHandle", "ThreadedServerHandle", "is_loopback", "refuse_remote", "start_server_thread"]
+__all__ = [
+    "AppHTTPServer",
+    "HTTPStatusError",
+    "QuietHandler",
+    "ServerHandle",
+    "ThreadedServerHandle",
+    "is_loopback",
+    "refuse_remote",
+    "start_server_thread",
+]
 
 
 def is_loopback(host: str) -> bool:
@@ -44,6 +56,56 @@ def refuse_remote(host: str, allow_remote: bool, server: str = "server") -> None
             f"refusing to listen on non-loopback host {host!r}: the {server} has no authentication, so it "
             "binds to loopback only; pass allow_remote=True (--allow-remote) to expose it anyway"
         )
+
+
+class HTTPStatusError(Exception):
+    """An error a stdlib server's handler answers with: ``status`` and the ``message`` to send."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """The base of our stdlib request handlers: HTTP/1.1 keep-alive, ``TCP_NODELAY``, no access log.
+
+    ``GET`` and ``POST`` go to ``_dispatch(method)``, which subclasses implement.
+    """
+
+    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        """Set ``TCP_NODELAY``: small JSON replies must not wait for Nagle."""
+        super().setup()
+        with contextlib.suppress(OSError):  # a unix socket has no TCP options
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """No access log."""
+
+    def do_GET(self) -> None:
+        """Dispatch a GET."""
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        """Dispatch a POST."""
+        self._dispatch("POST")
+
+    def _dispatch(self, method: str) -> None:
+        raise NotImplementedError
+
+
+class AppHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server over IPv4 or IPv6 (from the host's form) that holds its ``app``."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], app: Any) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.app = app
+        super().__init__(address, handler)
 
 
 @dataclass

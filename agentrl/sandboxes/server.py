@@ -41,10 +41,16 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agentrl.core.serving import ThreadedServerHandle, is_loopback, refuse_remote
+from agentrl.core.serving import (
+    AppHTTPServer,
+    HTTPStatusError,
+    QuietHandler,
+    ThreadedServerHandle,
+    is_loopback,
+    refuse_remote,
+)
 from agentrl.sandboxes.base import ExecutionRequest
 
 __all__ = ["DEFAULT_PORT", "SandboxServer", "main", "serve_sandbox"]
@@ -55,13 +61,6 @@ _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 _DRAIN_LIMIT = 64 * 1024 * 1024
 #: the session options a client may set (others are the operator's: ``tier_options``)
 ALLOWED_OPTIONS = ("timeout_s", "cpu_s", "max_output_chars", "preimport", "memory_mb", "max_file_mb", "mode")
-
-
-class _HTTPError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class _Session:
@@ -141,14 +140,14 @@ class SandboxServer:
         if not self.tokens:
             return "local"
         if not header or not header.startswith("Bearer "):
-            raise _HTTPError(401, "missing token: send 'Authorization: Bearer <token>'")
+            raise HTTPStatusError(401, "missing token: send 'Authorization: Bearer <token>'")
         given = header[len("Bearer ") :].strip().encode()
         found = None
         for token, client in self.tokens.items():
             if hmac.compare_digest(given, token.encode()):
                 found = client
         if found is None:
-            raise _HTTPError(401, "wrong token")
+            raise HTTPStatusError(401, "wrong token")
         return found
 
     @contextlib.contextmanager
@@ -156,7 +155,7 @@ class SandboxServer:
         with self._lock:
             n = self._in_flight.get(client, 0)
             if n >= self.max_concurrent_per_client:
-                raise _HTTPError(
+                raise HTTPStatusError(
                     429,
                     f"client {client!r} already has {n} calls in flight, the limit "
                     f"(max_concurrent_per_client={self.max_concurrent_per_client}); wait for one",
@@ -172,10 +171,10 @@ class SandboxServer:
         if options is None:
             return {}
         if not isinstance(options, dict):
-            raise _HTTPError(400, "options must be an object")
+            raise HTTPStatusError(400, "options must be an object")
         unknown = sorted(set(options) - set(ALLOWED_OPTIONS))
         if unknown:
-            raise _HTTPError(400, f"options {unknown} cannot be set by clients; allowed: {list(ALLOWED_OPTIONS)}")
+            raise HTTPStatusError(400, f"options {unknown} cannot be set by clients; allowed: {list(ALLOWED_OPTIONS)}")
         out: dict[str, Any] = {}
         try:
             for key in ("timeout_s", "cpu_s"):
@@ -189,7 +188,7 @@ class SandboxServer:
                 out["max_file_mb"] = min(max(int(options["max_file_mb"]), 1), 1024)
             if "mode" in options:
                 if options["mode"] not in ("session", "stateless"):
-                    raise _HTTPError(400, "mode must be 'session' or 'stateless'")
+                    raise HTTPStatusError(400, "mode must be 'session' or 'stateless'")
                 out["mode"] = options["mode"]
             if "preimport" in options:
                 names = options["preimport"]
@@ -198,10 +197,10 @@ class SandboxServer:
                     or len(names) > 64
                     or not all(isinstance(n, str) and _MODULE_NAME.match(n) for n in names)
                 ):
-                    raise _HTTPError(400, "preimport must be a list of at most 64 module names")
+                    raise HTTPStatusError(400, "preimport must be a list of at most 64 module names")
                 out["preimport"] = tuple(names)
         except (TypeError, ValueError) as exc:
-            raise _HTTPError(400, f"bad option value: {exc}") from None
+            raise HTTPStatusError(400, f"bad option value: {exc}") from None
         return out
 
     def _build(self, options: dict[str, Any]) -> Any:
@@ -210,22 +209,22 @@ class SandboxServer:
         try:
             return make_sandbox(self.tier, **{**self.tier_options, **options})
         except TypeError as exc:
-            raise _HTTPError(400, f"the {self.tier} tier does not take these options: {exc}") from None
+            raise HTTPStatusError(400, f"the {self.tier} tier does not take these options: {exc}") from None
         except Exception as exc:  # the tier cannot start (no engine, no image, ...)
-            raise _HTTPError(503, f"the {self.tier} tier cannot start a sandbox: {exc}") from None
+            raise HTTPStatusError(503, f"the {self.tier} tier cannot start a sandbox: {exc}") from None
 
     # -- sessions ----------------------------------------------------------------------------
     def create_session(self, client: str, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/sessions``."""
         tier = body.get("tier", self.tier)
         if tier != self.tier:
-            raise _HTTPError(400, f"this server runs the {self.tier!r} tier, not {tier!r}")
+            raise HTTPStatusError(400, f"this server runs the {self.tier!r} tier, not {tier!r}")
         options = self._options(body.get("options"))
         with self._lock:
             self._check_open()
             n = self._per_client.get(client, 0)
             if n >= self.max_sessions_per_client:
-                raise _HTTPError(
+                raise HTTPStatusError(
                     429,
                     f"client {client!r} already has {n} sessions, the limit "
                     f"(max_sessions_per_client={self.max_sessions_per_client}); close one "
@@ -257,7 +256,7 @@ class SandboxServer:
             self._check_open()
             session = self._sessions.get(sid)
             if session is None or session.client != client:
-                raise _HTTPError(
+                raise HTTPStatusError(
                     404,
                     f"no session {sid} (closed, expired after {self.idle_timeout_s:g}s idle, or the server restarted)",
                 )
@@ -272,9 +271,9 @@ class SandboxServer:
     def _code(self, body: dict[str, Any]) -> str:
         code = body.get("code")
         if not isinstance(code, str):
-            raise _HTTPError(400, "code must be a string")
+            raise HTTPStatusError(400, "code must be a string")
         if len(code) > self.max_code_chars:
-            raise _HTTPError(413, f"code of {len(code)} characters is over the limit of {self.max_code_chars}")
+            raise HTTPStatusError(413, f"code of {len(code)} characters is over the limit of {self.max_code_chars}")
         return code
 
     def _timeout(self, value: Any, default: float) -> float:
@@ -283,7 +282,7 @@ class SandboxServer:
         try:
             return min(max(float(value), 0.01), self.max_timeout_s)
         except (TypeError, ValueError):
-            raise _HTTPError(400, "timeout_s must be a number") from None
+            raise HTTPStatusError(400, "timeout_s must be a number") from None
 
     def execute(self, client: str, sid: str, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/sessions/{id}/execute``."""
@@ -312,7 +311,7 @@ class SandboxServer:
         with self._lock:
             session = self._sessions.get(sid)
             if session is None or session.client != client:
-                raise _HTTPError(404, f"no session {sid}")
+                raise HTTPStatusError(404, f"no session {sid}")
             self._drop(session)
         with session.lock:
             session.sandbox.close()
@@ -381,7 +380,7 @@ class SandboxServer:
     # -- lifecycle ---------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
-            raise _HTTPError(503, "the sandbox server is shutting down")
+            raise HTTPStatusError(503, "the sandbox server is shutting down")
 
     def _reap_loop(self) -> None:
         interval = min(max(self.idle_timeout_s / 4, 0.05), 5.0)
@@ -432,23 +431,8 @@ def _fusion(status: str, message: str, run: dict[str, Any] | None = None) -> dic
 
 
 # -- HTTP transport -------------------------------------------------------------------------
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        with contextlib.suppress(OSError):
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
 
     def do_DELETE(self) -> None:
         self._dispatch("DELETE")
@@ -466,7 +450,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             self.close_connection = True
-            raise _HTTPError(400, "bad Content-Length") from None
+            raise HTTPStatusError(400, "bad Content-Length") from None
         limit = self.server.app.max_request_bytes
         if length > limit:
             # Drain what was sent (so that the client reads the 413 instead of a reset), then hang up.
@@ -478,7 +462,7 @@ class _Handler(BaseHTTPRequestHandler):
                     if not chunk:
                         break
                     left -= len(chunk)
-            raise _HTTPError(413, f"request of {length} bytes is over the limit of {limit}")
+            raise HTTPStatusError(413, f"request of {length} bytes is over the limit of {limit}")
         return self.rfile.read(length) if length else b""
 
     def _dispatch(self, method: str) -> None:
@@ -491,9 +475,9 @@ class _Handler(BaseHTTPRequestHandler):
                 try:
                     body = json.loads(raw)
                 except (ValueError, UnicodeDecodeError):
-                    raise _HTTPError(400, "the body is not JSON") from None
+                    raise HTTPStatusError(400, "the body is not JSON") from None
                 if not isinstance(body, dict):
-                    raise _HTTPError(400, "the body must be a JSON object")
+                    raise HTTPStatusError(400, "the body must be a JSON object")
             path = self.path.split("?", 1)[0]
             if method == "GET" and path in ("/v1/health", "/health"):
                 out = app.health()
@@ -504,7 +488,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 m = _SESSION_PATH.match(path)
                 if m is None:
-                    raise _HTTPError(404, f"no route {method} {path}")
+                    raise HTTPStatusError(404, f"no route {method} {path}")
                 sid, action = m.groups()
                 if method == "POST" and action == "execute":
                     out = app.execute(client, sid, body)
@@ -513,9 +497,9 @@ class _Handler(BaseHTTPRequestHandler):
                 elif method == "DELETE" and action is None:
                     out = app.delete(client, sid)
                 else:
-                    raise _HTTPError(405, f"{method} is not allowed on {path}")
+                    raise HTTPStatusError(405, f"{method} is not allowed on {path}")
             self._send(200, out)
-        except _HTTPError as exc:
+        except HTTPStatusError as exc:
             self._send(exc.status, {"error": exc.message})
         except (ConnectionError, OSError):
             self.close_connection = True
@@ -523,16 +507,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _HTTPServer(AppHTTPServer):
+    """Tracks its connections so that ``close`` can hang up kept-alive clients."""
 
     def __init__(self, address: tuple[str, int], app: SandboxServer) -> None:
-        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
-        self.app = app
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
-        super().__init__(address, _Handler)
+        super().__init__(address, _Handler, app)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:

@@ -275,12 +275,8 @@ class DesktopSession:
             self._state.lock_fd, self._state.lock_path = lock
             self._state.display = n
             argv = [xvfb, f":{n}", "-screen", "0", f"{self.width}x{self.height}x24", "-nolisten", "tcp"]
-            with log.open("wb") as out:
-                proc = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-                )
+            proc = self._spawn(argv, log)
             self._state.xvfb = proc
-            self.pids.append(proc.pid)
             if self._wait_display(n, proc, timeout_s):
                 return
             errors.append(f":{n}: " + _read_capped(log, 500).strip()[-300:])
@@ -291,6 +287,28 @@ class DesktopSession:
             if len(errors) >= 3:
                 break
         raise SandboxUnavailable("Xvfb did not start: " + " | ".join(errors or ["no free display number"]))
+
+    def _spawn(
+        self,
+        argv: Sequence[str],
+        log: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> subprocess.Popen[bytes]:
+        """Start one of the desktop's daemons in its own session, output to ``log``; its pid is tracked."""
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                list(argv),
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.pids.append(proc.pid)
+        return proc
 
     def _wait_display(self, n: int, proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
         socket_path = f"/tmp/.X11-unix/X{n}"
@@ -326,18 +344,8 @@ class DesktopSession:
             path.mkdir(parents=True, exist_ok=True)
             wm_env[var] = str(path)
         for attempt in range(3):  # a WM started right as Xvfb comes up occasionally fails to connect
-            with log.open("wb") as out:
-                proc = subprocess.Popen(
-                    argv,
-                    env=self.env(wm_env),
-                    cwd=self.home,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+            proc = self._spawn(argv, log, env=self.env(wm_env), cwd=self.home)
             self._state.wm = proc
-            self.pids.append(proc.pid)
             if self._wait_window_manager(proc):
                 self.window_manager_name = "xfwm4"
                 return
@@ -391,17 +399,8 @@ class DesktopSession:
             "XDG_RUNTIME_DIR": str(runtime),
         }
         base.pop("GTK_MODULES", None)
-        with log.open("wb") as out:
-            bus = subprocess.Popen(
-                [dbus, "--session", "--nofork", "--nopidfile", f"--address={address}"],
-                env=base,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        bus = self._spawn([dbus, "--session", "--nofork", "--nopidfile", f"--address={address}"], log, env=base)
         self._state.bus = bus
-        self.pids.append(bus.pid)
         deadline = time.monotonic() + timeout_s
         while not sock.exists() and bus.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -411,18 +410,10 @@ class DesktopSession:
             self._state.bus = None
             return
         self._state.bus_address = address
-        with (self._state.tmpdir / "a11y.log").open("wb") as out:
-            a11y = subprocess.Popen(
-                [launcher, "--launch-immediately"],
-                env=base,
-                cwd=self._state.tmpdir,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        a11y = self._spawn(
+            [launcher, "--launch-immediately"], self._state.tmpdir / "a11y.log", env=base, cwd=self._state.tmpdir
+        )
         self._state.a11y = a11y
-        self.pids.append(a11y.pid)
         # Ready once it has made its AT-SPI bus (it owns org.a11y.Bus by then): apps launched earlier
         # would have the bus activate a second launcher.
         deadline = time.monotonic() + min(timeout_s, 5.0)

@@ -162,23 +162,19 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         self._docker_image = docker_image
         self._requested_size = tuple(screen_size) if screen_size is not None else None
         self.client = self._connect()
-        width, height = self.client.screen_size()
-        if self._requested_size is not None and (width, height) != self._requested_size:
-            raise ValueError(f"the remote desktop is {width}x{height}, not the requested {self._requested_size}")
-        self.width, self.height = width, height
-        if self._builtin:  # the shipped tasks whose apps the desktop (here, remote or in a container) has
-            try:
+        try:  # a desktop was started (or reached): nothing below may leave it behind
+            width, height = self.client.screen_size()
+            if self._requested_size is not None and (width, height) != self._requested_size:
+                raise ValueError(f"the remote desktop is {width}x{height}, not the requested {self._requested_size}")
+            if self._builtin:  # the shipped tasks whose apps the desktop (here, remote or in a container) has
                 self.tasks = builtin_tasks(installed=self.client.installed_apps())
-            except BaseException:
-                self.close()
-                raise
-        self._by_id = {task.id: task for task in self.tasks}
-        if task_id is not None:
-            try:
+            self._by_id = {task.id: task for task in self.tasks}
+            if task_id is not None:
                 self._lookup(task_id)
-            except UnknownTask:
-                self.close()
-                raise
+        except BaseException:
+            self.close()
+            raise
+        self.width, self.height = width, height
 
         obs: dict[str, spaces.Space[Any]] = {"instruction": UnicodeText(max_length=8192)}
         if obs_type in ("screenshot", "screenshot_a11y_tree", "som"):
@@ -398,11 +394,7 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
 
     def _score(self, parsed: Action | None) -> tuple[float, list[dict[str, Any]]]:
         assert self.task is not None
-        last = (
-            parsed.kind
-            if parsed is not None and parsed.kind in ("DONE", "FAIL", "WAIT")
-            else (parsed.code if parsed is not None else None)
-        )
+        last = None if parsed is None else (parsed.code if parsed.kind == "code" else parsed.kind)
         postconfig = self.task.evaluator.postconfig
         if postconfig:
             try:

@@ -54,26 +54,25 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agentrl.core.serving import ThreadedServerHandle, is_loopback, refuse_remote
+from agentrl.core.serving import (
+    AppHTTPServer,
+    HTTPStatusError,
+    QuietHandler,
+    ThreadedServerHandle,
+    is_loopback,
+    refuse_remote,
+)
 from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
 from agentrl.envs.osworld.windows import activate_window, close_window, list_windows, wait_for_window
 
 __all__ = ["DesktopClient", "DesktopServer", "serve_desktop"]
 
 OUTPUT_CAP = 1_000_000
-
-
-class _HTTPError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def _decode_png(data: bytes) -> np.ndarray:
@@ -88,7 +87,7 @@ def _argv(command: Any, shell: bool) -> list[str]:
         return ["/bin/sh", "-c", command] if shell else shlex.split(command)
     if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
         return ["/bin/sh", "-c", shlex.join(command)] if shell else list(command)
-    raise _HTTPError(400, "command must be a non-empty string or list of strings")
+    raise HTTPStatusError(400, "command must be a non-empty string or list of strings")
 
 
 def _tree(path: Path, depth: int = 0) -> dict[str, Any]:
@@ -124,13 +123,13 @@ class DesktopServer:
         if not self.token:
             return
         if not header or not header.startswith("Bearer "):
-            raise _HTTPError(401, "missing token: send 'Authorization: Bearer <token>'")
+            raise HTTPStatusError(401, "missing token: send 'Authorization: Bearer <token>'")
         if not hmac.compare_digest(header[len("Bearer ") :].strip().encode(), self.token.encode()):
-            raise _HTTPError(401, "wrong token")
+            raise HTTPStatusError(401, "wrong token")
 
     def _path(self, value: Any) -> Path:
         if not isinstance(value, str) or not value:
-            raise _HTTPError(400, "a path must be a non-empty string")
+            raise HTTPStatusError(400, "a path must be a non-empty string")
         if value == "~" or value.startswith("~/"):
             value = str(self.session.home) + value[1:]
         return Path(value)
@@ -141,7 +140,7 @@ class DesktopServer:
         try:
             return min(max(float(value), 0.01), self.max_timeout_s)
         except (TypeError, ValueError):
-            raise _HTTPError(400, "timeout must be a number") from None
+            raise HTTPStatusError(400, "timeout must be a number") from None
 
     def _run(self, argv: list[str], timeout_s: float) -> tuple[int | None, str, str]:
         """``(returncode or None on timeout, stdout, stderr)``."""
@@ -179,7 +178,7 @@ class DesktopServer:
         """``POST /run_python``."""
         code = body.get("code")
         if not isinstance(code, str):
-            raise _HTTPError(400, "code must be a string")
+            raise HTTPStatusError(400, "code must be a string")
         rc, out, err = self._run([sys.executable, "-c", code], self._timeout(body.get("timeout")))
         ok = rc == 0
         message = "executed successfully" if ok else ("timed out" if rc is None else f"exited with {rc}")
@@ -195,17 +194,17 @@ class DesktopServer:
         """``POST /file``."""
         path = self._path(body.get("file_path"))
         if not path.is_file():
-            raise _HTTPError(404, f"file not found: {path}")
+            raise HTTPStatusError(404, f"file not found: {path}")
         try:
             return path.read_bytes()
         except OSError as exc:
-            raise _HTTPError(404, f"cannot read {path}: {exc}") from None
+            raise HTTPStatusError(404, f"cannot read {path}: {exc}") from None
 
     def list_directory(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /list_directory``."""
         path = self._path(body.get("path"))
         if not path.is_dir():
-            raise _HTTPError(404, f"directory not found: {path}")
+            raise HTTPStatusError(404, f"directory not found: {path}")
         return {"directory_tree": _tree(path)}
 
     def launch(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,11 +221,11 @@ class DesktopServer:
     def _launch(self, argv: list[str], failure: str, wait: bool, timeout: Any) -> tuple[int, str | None]:
         """Start ``argv`` on the desktop; with ``wait``, wait for its window. ``(pid, window title or None)``."""
         env = self.session.env()
-        before = {window.id for window in list_windows(env)} if wait else set()
+        before = {window.id for window in list_windows(env, wm_class=False)} if wait else set()
         try:
             proc = self.session.launch(argv)
         except OSError as exc:
-            raise _HTTPError(500, f"{failure}: {exc}") from None
+            raise HTTPStatusError(500, f"{failure}: {exc}") from None
         if not wait:
             return proc.pid, None
         window = wait_for_window(env, pid=proc.pid, new_since=before, timeout_s=self._timeout(timeout))
@@ -236,7 +235,7 @@ class DesktopServer:
         """``POST /setup/open_file``: open a file or folder in its app and wait for a window."""
         path = self._path(body.get("path") or body.get("file_path"))
         if not path.exists():
-            raise _HTTPError(404, f"file not found: {path}")
+            raise HTTPStatusError(404, f"file not found: {path}")
         argv = opener_for(str(path), is_dir=path.is_dir())
         pid, window = self._launch(argv, f"cannot open {path} with {argv[0]}", True, body.get("timeout", 10))
         return {"status": "success", "message": f"opened {path} with {argv[0]}", "pid": pid, "window": window}
@@ -246,7 +245,7 @@ class DesktopServer:
         home = Path(self.session.home).resolve()
         resolved = (home / path).resolve() if not path.is_absolute() else path.resolve()
         if resolved != home and home not in resolved.parents:
-            raise _HTTPError(403, f"uploads go under the desktop's HOME ({home}); got {path}")
+            raise HTTPStatusError(403, f"uploads go under the desktop's HOME ({home}); got {path}")
         return resolved
 
     def upload_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -255,7 +254,7 @@ class DesktopServer:
         try:
             data = base64.b64decode(str(body.get("content_b64", "")), validate=True)
         except (ValueError, TypeError):
-            raise _HTTPError(400, "content_b64 must be base64") from None
+            raise HTTPStatusError(400, "content_b64 must be base64") from None
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         return {"status": "success", "message": f"wrote {len(data)} bytes to {path}"}
@@ -264,16 +263,16 @@ class DesktopServer:
         """``POST /setup/activate_window`` and ``/setup/close_window``."""
         name = body.get("window_name")
         if not isinstance(name, str) or not name:
-            raise _HTTPError(400, "window_name must be a non-empty string")
+            raise HTTPStatusError(400, "window_name must be a non-empty string")
         strict, by_class = bool(body.get("strict", False)), bool(body.get("by_class", False))
         env = self.session.env()
         if action == "activate":
             if not activate_window(env, name, strict=strict, by_class=by_class):
-                raise _HTTPError(404, f"no window matches {name!r}")
+                raise HTTPStatusError(404, f"no window matches {name!r}")
             return {"status": "success", "message": f"activated {name!r}"}
         closed = close_window(env, name, strict=strict, by_class=by_class)
         if not closed:
-            raise _HTTPError(404, f"no window matches {name!r}")
+            raise HTTPStatusError(404, f"no window matches {name!r}")
         return {"status": "success", "message": f"closed {closed} window(s) matching {name!r}"}
 
     def reset(self) -> dict[str, Any]:
@@ -282,20 +281,14 @@ class DesktopServer:
         return {"status": "success"}
 
     def health(self) -> dict[str, Any]:
-        """``GET /health`` (ours): whether the display and window manager are alive."""
-        alive = getattr(self.session, "alive", None)
-        crashed = getattr(self.session, "crashed_apps", None)
-        return {
-            "status": "success",
-            "alive": bool(alive() if callable(alive) else not self.session.closed),
-            "crashed": list(crashed()) if callable(crashed) else [],
-        }
+        """``GET /health`` (ours): whether the display and window manager are alive, and which apps crashed."""
+        return {"status": "success", "alive": self.session.alive(), "crashed": self.session.crashed_apps()}
 
     def pyautogui(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /pyautogui`` (ours)."""
         code = body.get("code")
         if not isinstance(code, str):
-            raise _HTTPError(400, "code must be a string")
+            raise HTTPStatusError(400, "code must be a string")
         timeout = self._timeout(body.get("timeout_s", 10.0))
         return self.session.run_pyautogui(code, timeout_s=timeout)
 
@@ -306,32 +299,17 @@ class DesktopServer:
         try:
             return {"AT": self.session.accessibility_tree()}
         except SandboxUnavailable as exc:
-            raise _HTTPError(503, f"the accessibility tree is unavailable: {exc}") from None
+            raise HTTPStatusError(503, f"the accessibility tree is unavailable: {exc}") from None
         except TimeoutError as exc:
-            raise _HTTPError(504, str(exc)) from None
+            raise HTTPStatusError(504, str(exc)) from None
 
     def screen_size(self) -> dict[str, Any]:
         """``GET /screen_size``."""
         return {"width": self.session.width, "height": self.session.height}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        with contextlib.suppress(OSError):
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
+class _Handler(QuietHandler):
+    server: AppHTTPServer
 
     def _send(self, status: int, body: bytes, content_type: str, headers: Mapping[str, str] | None = None) -> None:
         self.send_response(status)
@@ -352,10 +330,10 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             self.close_connection = True
-            raise _HTTPError(400, "bad Content-Length") from None
+            raise HTTPStatusError(400, "bad Content-Length") from None
         if length > self.server.app.max_request_bytes:
             self.close_connection = True
-            raise _HTTPError(413, f"request of {length} bytes is over the limit")
+            raise HTTPStatusError(413, f"request of {length} bytes is over the limit")
         raw = self.rfile.read(length) if length else b""
         if not raw:
             return {}
@@ -365,9 +343,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
-            raise _HTTPError(400, "the body is not JSON") from None
+            raise HTTPStatusError(400, "the body is not JSON") from None
         if not isinstance(body, dict):
-            raise _HTTPError(400, "the body must be a JSON object")
+            raise HTTPStatusError(400, "the body must be a JSON object")
         return body
 
     def _dispatch(self, method: str) -> None:
@@ -424,28 +402,18 @@ class _Handler(BaseHTTPRequestHandler):
             elif route == ("GET", "/accessibility"):
                 out = app.accessibility()
             elif route == ("GET", "/terminal"):
-                raise _HTTPError(
+                raise HTTPStatusError(
                     404, "terminal output is not served: reading a terminal's text needs the accessibility tree"
                 )
             else:
-                raise _HTTPError(404, f"no route {method} {path}")
+                raise HTTPStatusError(404, f"no route {method} {path}")
             self._json(200, out)
-        except _HTTPError as exc:
+        except HTTPStatusError as exc:
             self._json(exc.status, {"status": "error", "error": exc.message, "message": exc.message})
         except (ConnectionError, BrokenPipeError):
             self.close_connection = True
         except Exception as exc:  # a bug of ours, or the session closed: say so, keep serving
             self._json(500, {"status": "error", "error": f"{type(exc).__name__}: {exc}"})
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], app: DesktopServer) -> None:
-        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
-        self.app = app
-        super().__init__(address, _Handler)
 
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -478,17 +446,22 @@ def serve_desktop(
     Raises:
         ValueError: a non-loopback ``host`` without ``allow_remote``, or without a ``token``.
     """
-    if unix_socket is not None:
-        app = DesktopServer(session, token=token, **options)
-        httpd = _UnixHTTPServer(unix_socket, app)
-        return ThreadedServerHandle(
-            httpd, "localhost", name="agentrl-desktop-server", app=app, url=f"unix:{unix_socket}"
-        )
-    refuse_remote(host, allow_remote, "desktop server")
-    if not is_loopback(host) and not token:
-        raise ValueError(f"refusing to serve a desktop on {host!r} without authentication: give a token")
+    if unix_socket is None:
+        refuse_remote(host, allow_remote, "desktop server")
+        if not is_loopback(host) and not token:
+            raise ValueError(f"refusing to serve a desktop on {host!r} without authentication: give a token")
     app = DesktopServer(session, token=token, **options)
-    return ThreadedServerHandle(_HTTPServer((host, port), app), host, name="agentrl-desktop-server", app=app)
+    if unix_socket is not None:
+        return ThreadedServerHandle(
+            _UnixHTTPServer(unix_socket, app),
+            "localhost",
+            name="agentrl-desktop-server",
+            app=app,
+            url=f"unix:{unix_socket}",
+        )
+    return ThreadedServerHandle(
+        AppHTTPServer((host, port), _Handler, app), host, name="agentrl-desktop-server", app=app
+    )
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -693,10 +666,6 @@ class DesktopClient:
     def alive(self) -> bool:
         """Whether the desktop's display answers (see :meth:`health`)."""
         return bool(self.health().get("alive", False))
-
-    def crashed_apps(self) -> list[str]:
-        """Apps launched by setup that died from a signal (a crash, not a clean exit)."""
-        return [str(name) for name in self.health().get("crashed", [])]
 
     def terminal_output(self) -> str | None:
         """``GET /terminal``: the text, or ``None`` when the server does not serve it."""

@@ -54,8 +54,11 @@ def _wm_class(window_id: int, env: Mapping[str, str]) -> str:
     return " ".join(re.findall(r'"([^"]*)"', out)).lower()
 
 
-def list_windows(env: Mapping[str, str]) -> list[Window]:
-    """Every visible window with a title (menus and tooltips without one are left out)."""
+def list_windows(env: Mapping[str, str], *, wm_class: bool = True) -> list[Window]:
+    """Every visible window with a title (menus and tooltips without one are left out).
+
+    ``wm_class=False`` skips reading WM_CLASS (one ``xprop`` per window; ``wm_class`` is then ``""``).
+    """
     windows = []
     for line in _xdotool(["search", "--onlyvisible", "--name", "."], env).split():
         if not line.isdigit():
@@ -63,7 +66,8 @@ def list_windows(env: Mapping[str, str]) -> list[Window]:
         wid = int(line)
         name = _xdotool(["getwindowname", str(wid)], env).strip()
         pid_text = _xdotool(["getwindowpid", str(wid)], env).strip()
-        windows.append(Window(wid, name, _wm_class(wid, env), int(pid_text) if pid_text.isdigit() else None))
+        klass = _wm_class(wid, env) if wm_class else ""
+        windows.append(Window(wid, name, klass, int(pid_text) if pid_text.isdigit() else None))
     return windows
 
 
@@ -119,7 +123,7 @@ def wait_for_window(
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        for window in list_windows(env):
+        for window in list_windows(env, wm_class=False):
             if pid is not None and window.pid is not None and _descends_from(window.pid, pid):
                 return window
             if window_name is not None and window_name.lower() in window.name.lower():
