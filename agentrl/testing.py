@@ -201,11 +201,7 @@ def _check_budget(env: gym.Env, seed: int, env_id: str) -> None:
             raise DomainCheckError(f"{env_id}: truncated={truncated} at turn {turn} of a {base.max_turns}-turn budget")
     if info["done_reason"] != "max_turns" or info["turns_left"] != 0:
         raise DomainCheckError(f"{env_id}: after the budget, expected done_reason 'max_turns', got {info}")
-    try:
-        env.step(malformed)
-    except ResetNeeded:
-        return
-    raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
+    _check_step_after_end(env, malformed, env_id)
 
 
 # ---------------------------------------------------------------------- game envs
@@ -229,6 +225,15 @@ def _game_episode(env: gym.Env, seed: int, steps: int) -> list[tuple[Any, ...]]:
         if terminated or truncated:
             break
     return record
+
+
+def _check_step_after_end(env: gym.Env, action: Any, env_id: str) -> None:
+    """A ``step`` after the episode ended must raise ``ResetNeeded``."""
+    try:
+        env.step(action)
+    except ResetNeeded:
+        return
+    raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
 
 
 def _check_game_domain(
@@ -281,12 +286,7 @@ def _check_game_domain(
             steps += 1
         if truncated and (steps != base.max_steps or info["done_reason"] != "max_steps"):
             raise DomainCheckError(f"{env_id}: truncated after {steps} steps with a budget of {base.max_steps}")
-        try:
-            env.step(0 if isinstance(base.action_space, gym.spaces.Discrete) else "wait()")
-        except ResetNeeded:
-            pass
-        else:
-            raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
+        _check_step_after_end(env, 0 if isinstance(base.action_space, gym.spaces.Discrete) else "wait()", env_id)
         say(f"{env_id}: the episode ends by its budget or the game, then step() raises ResetNeeded")
     finally:
         twin.close()
@@ -533,12 +533,7 @@ def _check_desktop_domain(
                 raise DomainCheckError(f"{env_id}: a malformed action should give action_error, got {info}")
         if not truncated or steps != base.max_steps or info["done_reason"] != "max_steps":
             raise DomainCheckError(f"{env_id}: malformed actions should run to the budget of {base.max_steps}: {info}")
-        try:
-            env.step("DONE")
-        except ResetNeeded:
-            pass
-        else:
-            raise DomainCheckError(f"{env_id}: step() after the episode ended should raise ResetNeeded")
+        _check_step_after_end(env, "DONE", env_id)
         say(f"{env_id}: malformed actions are errors until the budget truncates; then step() raises ResetNeeded")
     finally:
         env.close()
