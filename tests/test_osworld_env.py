@@ -207,7 +207,7 @@ def test_crashed_display_and_app_end_the_episode_and_reset_recovers() -> None:
     try:
         env.reset(seed=0)
         app = next(p for p in env._session.apps if Path(str(p.args[0])).name == "xterm")
-        os.kill(app.pid, signal.SIGSEGV)
+        app.send_signal(signal.SIGSEGV)  # app.pid is the sandbox's pid, not this machine's
         app.wait(5)
         _, reward, terminated, _, info = env.step("pyautogui.moveTo(5, 5)")
         assert (terminated, info["done_reason"], reward) == (True, "env_error", 0.0)

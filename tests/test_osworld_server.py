@@ -24,6 +24,8 @@ from agentrl.envs.osworld.evaluate import evaluate  # noqa: E402
 from agentrl.envs.osworld.server import DesktopClient, serve_desktop  # noqa: E402
 from agentrl.envs.osworld.tasks import OSWorldTask  # noqa: E402
 
+TOKEN = "server-test-token"
+
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[DesktopSession]:
@@ -37,9 +39,9 @@ def session() -> Iterator[DesktopSession]:
 
 @pytest.fixture(scope="module")
 def client(session: DesktopSession, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DesktopClient]:
-    with serve_desktop(session) as handle:
+    with serve_desktop(session, token=TOKEN) as handle:
         assert handle.base_url.startswith("http://127.0.0.1:")
-        yield DesktopClient(handle.base_url, cache_dir=str(tmp_path_factory.mktemp("cache")))
+        yield DesktopClient(handle.base_url, token=TOKEN, cache_dir=str(tmp_path_factory.mktemp("cache")))
 
 
 def _png_size(png: bytes) -> tuple[int, int]:

@@ -3,9 +3,18 @@
 :class:`DesktopSession` starts ``Xvfb :<n>`` on a display number it owns (an exclusive ``flock`` on
 ``/tmp/agentrl-display-<n>.lock``, so concurrent processes never share a display), waits until the
 display answers, starts ``xfwm4`` when it is installed and gives the session its own HOME directory.
-Every process it starts is tracked (each in its own process group, so a kill reaches its children).
+Every process the desktop runs for a task or an agent (apps, setup commands, ``/execute``, getters,
+pyautogui actions, and the session's D-Bus and AT-SPI daemons, whose bus activates services) runs in
+one sandbox, the session's :class:`~agentrl.envs.osworld.jail.Jail`: bubblewrap with its own PID
+namespace, no network, a read-only system and only HOME (and the bus folder) writable. Agent and
+scorer see the same processes and files; :meth:`DesktopSession.reset` kills every process of the
+sandbox but the daemons (a daemon that double-forked or called ``setsid`` included) and
+:meth:`DesktopSession.close` ends the sandbox's PID namespace. Only Xvfb and the window manager,
+started with fixed arguments, run outside it.
 
-* :meth:`DesktopSession.launch` runs an app bound to the display with HOME set.
+* :meth:`DesktopSession.launch` runs an app bound to the display with HOME set, in the sandbox.
+* :meth:`DesktopSession.run` runs a command to completion there; :meth:`DesktopSession.read_file`,
+  :meth:`DesktopSession.list_directory` and :meth:`DesktopSession.write_file` see its files.
 * :meth:`DesktopSession.screenshot` / :meth:`DesktopSession.screenshot_png` grab the screen with ``mss``.
 * :meth:`DesktopSession.run_pyautogui` runs an agent's pyautogui code in a separate child process with
   a deadline; the agent's code never runs in this process.
@@ -43,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
+from agentrl.envs.osworld.jail import Jail, JailProcess
 
 __all__ = ["APT_PACKAGES", "DesktopSession", "ensure_xvfb"]
 
@@ -66,6 +76,8 @@ for _button, _flag in ((1, X.Button1Mask), (2, X.Button2Mask), (3, X.Button3Mask
         xtest.fake_input(_d, X.ButtonRelease, _button)
 _d.sync()
 """
+# Only these of the server's environment reach the desktop's processes (never the trainer's API keys).
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "XDG_SESSION_TYPE")
 DISPLAY_START = 100
 DISPLAY_TRIES = 200
 OUTPUT_CAP = 20_000
@@ -142,10 +154,11 @@ class _State:
     tmpdir: Path | None = None
     xvfb: subprocess.Popen[bytes] | None = None
     wm: subprocess.Popen[bytes] | None = None
-    bus: subprocess.Popen[bytes] | None = None
-    a11y: subprocess.Popen[bytes] | None = None
+    bus: JailProcess | None = None
+    a11y: JailProcess | None = None
     bus_address: str | None = None
-    apps: list[subprocess.Popen[Any]] = field(default_factory=list)
+    jail: Jail | None = None
+    apps: list[JailProcess] = field(default_factory=list)
     launched: set[int] = field(default_factory=set)  # pids of launch()ed apps, for crashed_apps()
     closed: bool = False
 
@@ -164,9 +177,11 @@ def _cleanup(state: _State) -> None:
     if state.closed:
         return
     state.closed = True
-    _kill_procs(state.apps)
+    if state.jail is not None:  # every app, command and daemon of the desktop dies with its sandbox
+        state.jail.close()
+        state.jail = None
     state.apps.clear()
-    _kill_procs([p for p in (state.a11y, state.bus) if p is not None])
+    state.a11y = state.bus = None
     state.bus_address = None
     _kill_procs([p for p in (state.wm, state.xvfb) if p is not None])
     if state.display >= 0 and state.lock_fd is not None:
@@ -228,6 +243,7 @@ class DesktopSession:
         accessibility: bool = True,
         home_template: str | os.PathLike[str] | None = None,
         startup_timeout_s: float = 15.0,
+        sandbox: bool | None = None,
     ) -> None:
         self.width = int(width)
         self.height = int(height)
@@ -240,11 +256,17 @@ class DesktopSession:
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
         self._mss: Any = None
         self._worker: Any = None  # the PyautoguiWorker, started on the first run_pyautogui
-        self._worker_thread: ThreadPoolExecutor | None = None
+        # bwrap's --die-with-parent follows the *thread* that started it: the sandbox and the pyautogui
+        # worker are started from this one long-lived thread, never from an HTTP handler's.
+        self._worker_thread: ThreadPoolExecutor | None = ThreadPoolExecutor(1, thread_name_prefix="agentrl-desktop")
+        self._sandbox = sandbox
+        self._accessibility = accessibility
+        self._startup_timeout_s = float(startup_timeout_s)
         xvfb = ensure_xvfb()
         self._state.tmpdir = Path(tempfile.mkdtemp(prefix="agentrl-desktop-"))
         self.home = self._state.tmpdir / "home"
         self.home.mkdir()
+        (self._state.tmpdir / "run").mkdir(mode=0o700)
         (self._state.tmpdir / "Xauthority").touch()
         try:
             self._start_xvfb(xvfb, startup_timeout_s)
@@ -253,10 +275,7 @@ class DesktopSession:
                 self._start_window_manager()
             else:
                 self.window_manager_note = "window_manager=False"
-            if accessibility:
-                self._start_accessibility(startup_timeout_s)
-            else:
-                self.accessibility_note = "accessibility=False"
+            self._start_jail()
         except BaseException:
             self.close()
             raise
@@ -385,13 +404,13 @@ class DesktopSession:
             missing = "dbus-daemon" if dbus is None else "at-spi-bus-launcher"
             self.accessibility_note = f"{missing} is not installed; install with: {A11Y_APT_COMMAND}"
             return
-        assert self._state.tmpdir is not None
-        sock = self._state.tmpdir / "bus"
+        assert self._state.tmpdir is not None and self._state.jail is not None
+        sock = self._state.tmpdir / "run" / "bus"
         address = f"unix:path={sock}"
         log = self._state.tmpdir / "dbus.log"
         # The bus's activated services inherit its env: give them the desktop (and no a11y bridge).
         # XDG_RUNTIME_DIR outside HOME: the launcher puts the AT-SPI bus socket there, and reset() empties HOME.
-        runtime = self._state.tmpdir / "runtime"
+        runtime = self._state.tmpdir / "run" / "xdg"
         runtime.mkdir(mode=0o700, exist_ok=True)
         base = {
             **self.env({"NO_AT_BRIDGE": "1"}),
@@ -399,20 +418,18 @@ class DesktopSession:
             "XDG_RUNTIME_DIR": str(runtime),
         }
         base.pop("GTK_MODULES", None)
-        bus = self._spawn([dbus, "--session", "--nofork", "--nopidfile", f"--address={address}"], log, env=base)
+        bus = self._spawn_infra([dbus, "--session", "--nofork", "--nopidfile", f"--address={address}"], log, base)
         self._state.bus = bus
         deadline = time.monotonic() + timeout_s
         while not sock.exists() and bus.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         if not sock.exists():
             self.accessibility_note = "dbus-daemon did not start: " + _read_capped(log, 2000).strip()[-300:]
-            _kill_procs([bus])
+            bus.kill_group()
             self._state.bus = None
             return
         self._state.bus_address = address
-        a11y = self._spawn(
-            [launcher, "--launch-immediately"], self._state.tmpdir / "a11y.log", env=base, cwd=self._state.tmpdir
-        )
+        a11y = self._spawn_infra([launcher, "--launch-immediately"], self._state.tmpdir / "a11y.log", base)
         self._state.a11y = a11y
         # Ready once it has made its AT-SPI bus (it owns org.a11y.Bus by then): apps launched earlier
         # would have the bus activate a second launcher.
@@ -425,6 +442,51 @@ class DesktopSession:
             self.accessibility_note = (
                 "at-spi-bus-launcher exited: " + _read_capped(self._state.tmpdir / "a11y.log", 2000).strip()[-300:]
             )
+
+    def _spawn_infra(self, argv: Sequence[str], log: Path, env: Mapping[str, str]) -> JailProcess:
+        """Start one of the desktop's daemons in the sandbox; it survives :meth:`reset`."""
+        assert self._state.jail is not None and self._state.tmpdir is not None
+        with log.open("wb") as out:
+            return self._state.jail.spawn(
+                argv, env=env, cwd=self._state.tmpdir / "run", stdout=out.fileno(), stderr=out.fileno(), infra=True
+            )
+
+    def _start_jail(self) -> None:
+        """Start the sandbox every task and agent process runs in, then the session bus and AT-SPI in it."""
+        assert self._state.tmpdir is not None and self._worker_thread is not None
+        tmpdir = self._state.tmpdir
+        x_socket = Path(f"/tmp/.X11-unix/X{self._state.display}")
+        readable = [x_socket, tmpdir / "Xauthority"]
+
+        def start() -> Jail:
+            return Jail(self.home, writable=[tmpdir / "run"], readable=readable, sandbox=self._sandbox)
+
+        self._state.jail = self._worker_thread.submit(start).result()
+        self.pids.append(self._state.jail.host_pid or -1)
+        self._state.bus = self._state.a11y = None
+        self._state.bus_address = None
+        if self._accessibility:
+            self._start_accessibility(self._startup_timeout_s)
+        else:
+            self.accessibility_note = "accessibility=False"
+
+    def _jail(self) -> Jail:
+        self._check_open()
+        jail = self._state.jail
+        if jail is None or not jail.alive():
+            raise SandboxUnavailable("the desktop's sandbox died; reset the desktop")
+        return jail
+
+    @property
+    def jail(self) -> Jail:
+        """The sandbox every app, command and action of this desktop runs in."""
+        return self._jail()
+
+    @property
+    def isolation_warning(self) -> str:
+        """``""`` when the desktop's processes are sandboxed, else what isolation is missing."""
+        jail = self._state.jail
+        return jail.isolation_warning if jail is not None else ""
 
     # ------------------------------------------------------------------ public API
     @property
@@ -453,7 +515,8 @@ class DesktopSession:
         With the session's bus: ``DBUS_SESSION_BUS_ADDRESS`` (its own), ``GTK_MODULES=gail:atk-bridge``,
         and no ``NO_AT_BRIDGE`` or ``AT_SPI_BUS_ADDRESS`` from this process, so GTK apps join its AT-SPI bus.
         """
-        env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "XAUTHORITY")}
+        env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
+        env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
         env.update(DISPLAY=self.display, HOME=str(self.home), XDG_SESSION_TYPE="x11")
         if self._state.bus_address is not None:
             for var in ("NO_AT_BRIDGE", "AT_SPI_BUS_ADDRESS"):
@@ -471,29 +534,79 @@ class DesktopSession:
         env: Mapping[str, str] | None = None,
         *,
         cwd: str | os.PathLike[str] | None = None,
-    ) -> subprocess.Popen[bytes]:
-        """Start an app on this display (HOME set, cwd HOME by default); ``env`` adds to the session env.
+    ) -> JailProcess:
+        """Start an app on this display in the sandbox (HOME set, cwd HOME by default); returns at once.
 
-        The app runs in its own process group, tracked by the session, so :meth:`reset` and
-        :meth:`close` kill it and its children.
+        ``env`` adds to the session env. :meth:`reset` and :meth:`close` kill it and everything it
+        started. The returned process's ``pid`` is its pid inside the sandbox.
+
+        Raises:
+            FileNotFoundError: the command is not installed (in the sandbox's view).
         """
-        self._check_open()
-        proc = subprocess.Popen(
-            list(argv),
-            env=self.env(env),
-            cwd=cwd if cwd is not None else self.home,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc = self._jail().spawn(argv, env=self.env(env), cwd=cwd if cwd is not None else self.home)
         self._state.apps.append(proc)
         self._state.launched.add(proc.pid)
-        self.pids.append(proc.pid)
         return proc
 
+    def run(
+        self, argv: Sequence[str], timeout_s: float = 120.0, *, input: bytes | None = None, cap: int = 1_000_000
+    ) -> tuple[int | None, str, str]:
+        """Run a command to completion in the sandbox with the desktop's env, cwd HOME.
+
+        Returns ``(exit code, or None when killed at the deadline; stdout; stderr)``, each capped at
+        ``cap`` bytes; a command that is not installed gives 127.
+        """
+        return self._jail().run(argv, env=self.env(), cwd=self.home, timeout_s=timeout_s, input=input, cap=cap)
+
+    def _file_op(self, kind: str, path: str, data: bytes | None = None) -> tuple[int | None, bytes, str]:
+        rc, out, err = self._jail().run_bytes(
+            [], file_op=[kind, path, str(self.home)], cwd=self.home, input=data, timeout_s=120.0, cap=1 << 30
+        )
+        return rc, out, err.decode(errors="replace")
+
+    def read_file(self, path: str) -> bytes | None:
+        """The bytes of ``path`` as the sandbox sees it (a host file outside it is not there); ``None`` if absent."""
+        rc, out, _ = self._file_op("read", path)
+        return out if rc == 0 else None
+
+    def list_directory(self, path: str) -> dict[str, Any] | None:
+        """OSWorld's ``directory_tree`` of ``path`` in the sandbox, or ``None`` when it is not a directory."""
+        import json
+
+        rc, out, _ = self._file_op("list", path)
+        return json.loads(out) if rc == 0 else None
+
+    def path_kind(self, path: str) -> str | None:
+        """``"directory"``, ``"file"`` or ``None``: what ``path`` is in the sandbox."""
+        tree = self.list_directory(path)
+        if tree is not None:
+            return "directory"
+        rc, _, _ = self._file_op("read", path)  # a file the sandbox can open
+        return "file" if rc == 0 else None
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Write ``data`` to ``path`` in the sandbox, which must resolve under HOME there.
+
+        Raises:
+            PermissionError: ``path`` (after symlinks) is outside HOME.
+            OSError: the write failed.
+        """
+        rc, _, err = self._file_op("write", path, data)
+        if rc == 3:
+            raise PermissionError(err)
+        if rc != 0:
+            raise OSError(err or f"writing {path} failed (exit {rc})")
+
+    def processes(self) -> list[Any]:
+        """Every process of the sandbox (:class:`~agentrl.envs.osworld.jail.ProcInfo`), as its ``ps`` sees them."""
+        return self._jail().ps()
+
+    def descends_from(self, pid: int, ancestor: int) -> bool:
+        """Whether sandbox pid ``pid`` is ``ancestor`` or a descendant of it (see :meth:`launch`)."""
+        return self._jail().descends_from(pid, ancestor)
+
     @property
-    def apps(self) -> list[subprocess.Popen[Any]]:
+    def apps(self) -> list[JailProcess]:
         """The processes started by :meth:`launch` and :meth:`run_pyautogui` since the last reset."""
         return list(self._state.apps)
 
@@ -546,14 +659,12 @@ class DesktopSession:
         next call.
         """
         self._check_open()
-        # The worker runs under bwrap --die-with-parent, whose death signal follows the *thread* that
-        # started it: start and drive it from one long-lived thread, not an HTTP handler's.
-        if self._worker_thread is None:
-            self._worker_thread = ThreadPoolExecutor(1, thread_name_prefix="agentrl-pyautogui")
+        assert self._worker_thread is not None
         return self._worker_thread.submit(self._run_in_worker, code, timeout_s, output_cap).result()
 
     def _run_in_worker(self, code: str, timeout_s: float, output_cap: int) -> dict[str, Any]:
-        if self._worker is None or self._worker.closed or self._worker.output_cap != output_cap:
+        stale = self._worker is not None and self._worker.jail is not self._state.jail
+        if self._worker is None or self._worker.closed or self._worker.output_cap != output_cap or stale:
             from agentrl.envs.osworld.executor import PyautoguiWorker
 
             if self._worker is not None:
@@ -564,11 +675,11 @@ class DesktopSession:
                 self.home,
                 xauthority=self._state.tmpdir / "Xauthority",
                 output_cap=output_cap,
+                jail=self._jail(),
             )
         result = self._worker.run(code, timeout_s=timeout_s)
         if result.get("timed_out"):  # killed mid-action: a key or button may still be held down
             self._worker.run(_RELEASE_INPUT, timeout_s=10.0)
-        self.pids.extend(pid for pid in self._worker.pids if pid not in self.pids)
         return result
 
     def _stop_worker(self) -> None:
@@ -581,7 +692,7 @@ class DesktopSession:
         """The AT-SPI tree of every app on this desktop, as OSWorld's ``GET /accessibility`` XML.
 
         Runs :data:`agentrl.envs.osworld.a11y.DUMP_SCRIPT` in ``/usr/bin/python3 -I`` (Debian's ``gi``
-        imports only there) with this desktop's env, killed after ``timeout_s``. At most ``max_nodes``
+        imports only there) in the desktop's sandbox with its env, killed after ``timeout_s``. At most ``max_nodes``
         nodes (the root then has ``truncated="true"``), 50 levels deep, 1024 children a node, and
         ``max_text`` characters of each node's text. Only apps started with :meth:`env` (GTK apps with
         ``GTK_MODULES=gail:atk-bridge`` and this session's bus) appear.
@@ -599,37 +710,25 @@ class DesktopSession:
         if not os.access(SYSTEM_PYTHON, os.X_OK):
             raise SandboxUnavailable(f"{SYSTEM_PYTHON} is missing; install with: {A11Y_APT_COMMAND}")
         env = self.env()
-        for var in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
-            env.pop(var, None)
         env["NO_AT_BRIDGE"] = "1"  # the dumper itself must not appear in the tree
         env.pop("GTK_MODULES", None)
         argv = [SYSTEM_PYTHON, "-I", "-c", DUMP_SCRIPT, str(int(max_nodes)), "50", "1024", str(int(max_text))]
-        proc = subprocess.Popen(
-            argv,
-            env=env,
-            cwd=self.home,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise TimeoutError(f"the accessibility tree dump ran past {timeout_s:g}s") from None
+        # In the sandbox, beside the apps: the session bus there only lets its own user in.
+        rc, out, err = self._jail().run_bytes(argv, env=env, cwd=self.home, timeout_s=timeout_s, cap=64 * 1024**2)
+        if rc is None:
+            raise TimeoutError(f"the accessibility tree dump ran past {timeout_s:g}s")
         message = err.decode(errors="replace").strip()[-500:]
-        if proc.returncode == 3:
+        if rc == 3:
             raise SandboxUnavailable(f"{message}; install with: {A11Y_APT_COMMAND}")
-        if proc.returncode != 0:
-            raise SandboxUnavailable(f"the accessibility tree dump failed (exit {proc.returncode}): {message}")
+        if rc != 0:
+            raise SandboxUnavailable(f"the accessibility tree dump failed (exit {rc}): {message}")
         return out.decode("utf-8", errors="replace")
 
     def alive(self) -> bool:
-        """Whether the display (Xvfb) and, when one was started, the window manager still run."""
+        """Whether the display (Xvfb), the window manager (when one was started) and the sandbox still run."""
         if self._state.closed or self._state.xvfb is None or self._state.xvfb.poll() is not None:
+            return False
+        if self._state.jail is None or not self._state.jail.alive():
             return False
         return self._state.wm is None or self._state.wm.poll() is None
 
@@ -645,10 +744,31 @@ class DesktopSession:
         ]
 
     def reset(self) -> None:
-        """Kill every app the session launched (not Xvfb or the WM) and restore HOME."""
+        """Kill every process of the sandbox but its daemons (not Xvfb or the WM), empty its /tmp, restore HOME.
+
+        Daemons that double-forked or left their session die too. A sandbox that died, or whose
+        session bus or AT-SPI launcher did, is started anew.
+        """
         self._check_open()
         self._stop_worker()  # a fresh interpreter per episode: no monkeypatched pyautogui carries over
-        _kill_procs(self._state.apps)
+        jail = self._state.jail
+        daemons = [p for p in (self._state.bus, self._state.a11y) if p is not None]
+        healthy = jail is not None and jail.alive() and all(p.poll() is None for p in daemons)
+        left: list[int] = []
+        if healthy:
+            assert jail is not None
+            try:
+                left = jail.killall(grace_s=1.0)
+            except SandboxUnavailable:
+                healthy = False
+        if healthy and not left:
+            assert jail is not None
+            jail.clean_scratch()  # the sandbox's own /tmp: nothing carries over to the next episode
+        else:
+            if jail is not None:
+                jail.close()
+            self._state.jail = None
+            self._start_jail()
         self._state.apps.clear()
         self._state.launched.clear()
         self._restore_home()
@@ -657,7 +777,10 @@ class DesktopSession:
         self.run_pyautogui(_RELEASE_INPUT, timeout_s=10.0)
 
     def close(self) -> None:
-        """Kill apps, the D-Bus and AT-SPI daemons, the WM and Xvfb; remove the lock file and temp dirs. Idempotent."""
+        """End the sandbox (every app, command and daemon in it), the WM and Xvfb; remove the lock and temp dirs.
+
+        Idempotent.
+        """
         self._stop_worker()
         if self._worker_thread is not None:
             self._worker_thread.shutdown(wait=False, cancel_futures=True)

@@ -6,7 +6,11 @@ snippets sent over a pipe, each in a fresh namespace with ``pyautogui`` and ``ti
 Requests and replies are length-prefixed JSON frames (4-byte big-endian length, then UTF-8 JSON) on
 two dedicated pipes, so nothing the agent prints can corrupt the protocol.
 
-Isolation (``sandbox=True``, the default when ``bwrap`` is installed): bubblewrap with every namespace
+Inside a desktop (``jail=``, what :class:`~agentrl.envs.osworld.desktop.DesktopSession` does) the worker
+is started by the desktop's :class:`~agentrl.envs.osworld.jail.Jail`, the sandbox its apps and commands
+share, so the agent's code sees the same processes and files as the task's setup and the scorer.
+
+Standalone isolation (``sandbox=True``, the default when ``bwrap`` is installed): bubblewrap with every namespace
 unshared (no network), a read-only root, a private tmpfs ``/tmp``, the session HOME bound read-write
 (the only writable path besides ``/tmp``), the X socket and the Xauthority file bound read-only. The
 child also lowers its own rlimits (address space, core dumps, processes, file size) before the agent
@@ -174,7 +178,7 @@ def _uid_process_count() -> int:
 class _State:
     """What the finalizer needs; holds no reference to the worker."""
 
-    proc: subprocess.Popen[bytes] | None = None
+    proc: Any = None  # a subprocess.Popen, or a JailProcess inside a desktop's jail
     req_w: int | None = None
     rep_r: int | None = None
     pids: list[int] = field(default_factory=list)
@@ -190,8 +194,11 @@ def _stop(state: _State) -> None:
                 os.close(fd)
             setattr(state, name, None)
     if proc is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        if hasattr(proc, "kill_group"):  # a JailProcess: its pid is the jail's, so the jail signals it
+            proc.kill_group(signal.SIGKILL)
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
 
@@ -225,9 +232,11 @@ class PyautoguiWorker:
         sandbox: bool | None = None,
         output_cap: int = OUTPUT_CAP,
         startup_timeout_s: float = 20.0,
+        jail: Any = None,
     ) -> None:
         from agentrl.core.errors import SandboxUnavailable
 
+        self.jail = jail
         self.home = Path(home)
         self.x_socket_dir = Path(x_socket_dir)
         auth = xauthority if xauthority is not None else env.get("XAUTHORITY")
@@ -240,12 +249,14 @@ class PyautoguiWorker:
         self._env["PYTHONDONTWRITEBYTECODE"] = "1"
         if self.xauthority is not None:
             self._env["XAUTHORITY"] = str(self.xauthority)
-        self._bwrap = bwrap_available()
-        if sandbox is True and self._bwrap is None:
+        self._bwrap = bwrap_available() if jail is None else None
+        if sandbox is True and self._bwrap is None and jail is None:
             raise SandboxUnavailable(
                 "bubblewrap (bwrap) is not installed; install with: sudo apt-get install -y bubblewrap"
             )
         self.sandboxed = bool(self._bwrap) if sandbox is None else bool(sandbox)
+        if jail is not None:
+            self.sandboxed = bool(jail.sandboxed)
         self.isolation_warning = (
             ""
             if self.sandboxed
@@ -267,8 +278,8 @@ class PyautoguiWorker:
 
     @property
     def pids(self) -> list[int]:
-        """Every pid this worker started."""
-        return list(self._state.pids)
+        """Every host pid this worker started (none when it runs in a desktop's jail: those pids are the jail's)."""
+        return list(self._state.pids) if self.jail is None else []
 
     @property
     def closed(self) -> bool:
@@ -285,7 +296,7 @@ class PyautoguiWorker:
         }
         config = json.dumps({"sys_path": [p for p in sys.path if p], "rlimits": limits})
         py = [_interpreter(), "-I", "-c", _WORKER_SOURCE, str(req_r), str(rep_w), config]
-        if not self.sandboxed:
+        if not self.sandboxed or self.jail is not None:
             return py
         assert self._bwrap is not None
         argv = [self._bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
@@ -311,24 +322,36 @@ class PyautoguiWorker:
 
     def _start(self) -> str:
         """Start the child and wait for its ready frame; ``""`` or an error message."""
+        from agentrl.core.errors import SandboxUnavailable
+
         _stop(self._state)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         # The child's own stderr (startup failures, output of processes the code spawns) goes to an
         # unlinked temp file, bounded by RLIMIT_FSIZE; it is read back only when startup fails.
         log = tempfile.TemporaryFile()
+        proc: Any
         try:
-            proc = subprocess.Popen(
-                self._argv(req_r, rep_w),
-                env=self._env,
-                cwd=self.home,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                pass_fds=(req_r, rep_w),
-                start_new_session=True,
-            )
-        except OSError as exc:
+            if self.jail is not None:  # fds 3 and 4 in the child, handed over by the jail
+                proc = self.jail.spawn(
+                    self._argv(3, 4),
+                    env=self._env,
+                    cwd=self.home,
+                    stderr=log.fileno(),
+                    pass_fds={3: req_r, 4: rep_w},
+                )
+            else:
+                proc = subprocess.Popen(
+                    self._argv(req_r, rep_w),
+                    env=self._env,
+                    cwd=self.home,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    pass_fds=(req_r, rep_w),
+                    start_new_session=True,
+                )
+        except (OSError, SandboxUnavailable) as exc:
             for fd in (req_r, req_w, rep_r, rep_w):
                 os.close(fd)
             log.close()

@@ -26,11 +26,18 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     GET  /accessibility     -> {"AT": xml}: the AT-SPI tree as OSWorld's XML; 503 when AT-SPI is unavailable
     GET  /terminal          -> 404: reading a terminal's text needs the accessibility tree, not served here
 
-Commands run with the desktop's environment (``DISPLAY``, its private ``HOME``), cwd HOME, in their own
-process group, killed at the deadline. ``~`` in paths is the session's HOME. The server binds
-127.0.0.1; another address needs ``allow_remote=True`` and a ``token`` (then every request must send
-``Authorization: Bearer <token>``, else 401). Requests run commands on this machine: expose it only
-to what you would give a shell.
+Commands, apps, files and actions all go through the desktop's sandbox (its
+:class:`~agentrl.envs.osworld.jail.Jail`): commands run with the desktop's environment (``DISPLAY``,
+its private ``HOME``), cwd HOME, in their own session, killed at the deadline; ``/file``,
+``/list_directory`` and ``/setup/upload`` see the sandbox's files, not the host's. ``~`` in paths is the
+session's HOME.
+
+Authentication: with a ``token`` every request must send ``Authorization: Bearer <token>`` (else 401).
+Without one, the routes that run commands, start apps or touch files (:data:`COMMAND_ROUTES`) answer
+403 unless the server was started with ``insecure_loopback=True`` (``--insecure-loopback``), which is
+only allowed on a loopback address. The server binds 127.0.0.1; another address needs
+``allow_remote=True`` and a token. Each request is logged at INFO level on the
+``agentrl.osworld.server`` logger (route, status, seconds).
 """
 
 from __future__ import annotations
@@ -42,14 +49,15 @@ import hmac
 import http.client
 import io
 import json
+import logging
 import os
 import shlex
 import signal
 import socket
 import socketserver
-import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -70,9 +78,28 @@ from agentrl.core.serving import (
 from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
 from agentrl.envs.osworld.windows import activate_window, close_window, list_windows, wait_for_window
 
-__all__ = ["DesktopClient", "DesktopServer", "serve_desktop"]
+__all__ = ["COMMAND_ROUTES", "DesktopClient", "DesktopServer", "serve_desktop"]
 
 OUTPUT_CAP = 1_000_000
+LOG = logging.getLogger("agentrl.osworld.server")
+COMMAND_ROUTES = frozenset(
+    {
+        "/execute",
+        "/setup/execute",
+        "/run_python",
+        "/setup/launch",
+        "/setup/open_file",
+        "/setup/upload",
+        "/setup/activate_window",
+        "/setup/close_window",
+        "/pyautogui",
+        "/file",
+        "/list_directory",
+        "/reset",
+    }
+)
+"""Routes that run commands, start apps, act on the screen or touch files: they need a token (or
+``insecure_loopback``)."""
 
 
 def _decode_png(data: bytes) -> np.ndarray:
@@ -108,19 +135,30 @@ class DesktopServer:
         session: Any,
         *,
         token: str | None = None,
+        insecure_loopback: bool = False,
         max_request_bytes: int = 16 * 1024 * 1024,
         max_timeout_s: float = 600.0,
         default_timeout_s: float = 120.0,
     ) -> None:
         self.session = session
         self.token = token
+        self.insecure_loopback = bool(insecure_loopback)
         self.max_request_bytes = int(max_request_bytes)
         self.max_timeout_s = float(max_timeout_s)
         self.default_timeout_s = float(default_timeout_s)
 
-    def authenticate(self, header: str | None) -> None:
-        """Raise 401 unless ``header`` carries the token (when one is set)."""
+    def authenticate(self, header: str | None, path: str = "/") -> None:
+        """Raise 401 unless ``header`` carries the token (when one is set).
+
+        Without a token, :data:`COMMAND_ROUTES` answer 403 unless ``insecure_loopback`` was given.
+        """
         if not self.token:
+            if path in COMMAND_ROUTES and not self.insecure_loopback:
+                raise HTTPStatusError(
+                    403,
+                    f"{path} runs commands on the desktop and this server has no token: start it with --token "
+                    "(or, on a machine where every local user may drive the desktop, --insecure-loopback)",
+                )
             return
         if not header or not header.startswith("Bearer "):
             raise HTTPStatusError(401, "missing token: send 'Authorization: Bearer <token>'")
@@ -143,29 +181,8 @@ class DesktopServer:
             raise HTTPStatusError(400, "timeout must be a number") from None
 
     def _run(self, argv: list[str], timeout_s: float) -> tuple[int | None, str, str]:
-        """``(returncode or None on timeout, stdout, stderr)``."""
-        try:
-            proc = subprocess.Popen(
-                argv,
-                env=self.session.env(),
-                cwd=self.session.home,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return -1, "", f"{type(exc).__name__}: {exc}"
-        try:
-            out, err = proc.communicate(timeout=timeout_s)
-            rc: int | None = proc.returncode
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-            rc = None
-            err += f"\ntimed out after {timeout_s:g}s".encode()
-        return rc, out[:OUTPUT_CAP].decode(errors="replace"), err[:OUTPUT_CAP].decode(errors="replace")
+        """``(returncode or None on timeout, stdout, stderr)``, run in the desktop's sandbox."""
+        return self.session.run(argv, timeout_s=timeout_s, cap=OUTPUT_CAP)
 
     def execute(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /execute``: OSWorld's response fields."""
@@ -193,19 +210,18 @@ class DesktopServer:
     def read_file(self, body: Mapping[str, Any]) -> bytes:
         """``POST /file``."""
         path = self._path(body.get("file_path"))
-        if not path.is_file():
+        data = self.session.read_file(str(path))
+        if data is None:
             raise HTTPStatusError(404, f"file not found: {path}")
-        try:
-            return path.read_bytes()
-        except OSError as exc:
-            raise HTTPStatusError(404, f"cannot read {path}: {exc}") from None
+        return data
 
     def list_directory(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /list_directory``."""
         path = self._path(body.get("path"))
-        if not path.is_dir():
+        tree = self.session.list_directory(str(path))
+        if tree is None:
             raise HTTPStatusError(404, f"directory not found: {path}")
-        return {"directory_tree": _tree(path)}
+        return {"directory_tree": tree}
 
     def launch(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /setup/launch``; ``wait_window`` (ours, default: unless ``shell``) waits for the app's window."""
@@ -228,35 +244,44 @@ class DesktopServer:
             raise HTTPStatusError(500, f"{failure}: {exc}") from None
         if not wait:
             return proc.pid, None
-        window = wait_for_window(env, pid=proc.pid, new_since=before, timeout_s=self._timeout(timeout))
+        window = wait_for_window(
+            env,
+            pid=proc.pid,
+            new_since=before,
+            timeout_s=self._timeout(timeout),
+            descends=getattr(self.session, "descends_from", None),
+        )
         return proc.pid, window.name if window is not None else None
 
     def open_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /setup/open_file``: open a file or folder in its app and wait for a window."""
         path = self._path(body.get("path") or body.get("file_path"))
-        if not path.exists():
+        kind = self.session.path_kind(str(path))
+        if kind is None:
             raise HTTPStatusError(404, f"file not found: {path}")
-        argv = opener_for(str(path), is_dir=path.is_dir())
+        argv = opener_for(str(path), is_dir=kind == "directory")
         pid, window = self._launch(argv, f"cannot open {path} with {argv[0]}", True, body.get("timeout", 10))
         return {"status": "success", "message": f"opened {path} with {argv[0]}", "pid": pid, "window": window}
 
-    def _home_path(self, value: Any) -> Path:
-        path = self._path(value)
-        home = Path(self.session.home).resolve()
-        resolved = (home / path).resolve() if not path.is_absolute() else path.resolve()
-        if resolved != home and home not in resolved.parents:
-            raise HTTPStatusError(403, f"uploads go under the desktop's HOME ({home}); got {path}")
-        return resolved
-
     def upload_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST /setup/upload`` (JSON ``{"file_path", "content_b64"}``): write a file under HOME."""
-        path = self._home_path(body.get("file_path"))
+        """``POST /setup/upload`` (JSON ``{"file_path", "content_b64"}``): write a file under HOME.
+
+        The write happens in the desktop's sandbox, where the path (symlinks followed there) must
+        resolve under HOME; else 403.
+        """
+        path = self._path(body.get("file_path"))
+        if not path.is_absolute():
+            path = Path(self.session.home) / path
         try:
             data = base64.b64decode(str(body.get("content_b64", "")), validate=True)
         except (ValueError, TypeError):
             raise HTTPStatusError(400, "content_b64 must be base64") from None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        try:
+            self.session.write_file(str(path), data)
+        except PermissionError as exc:
+            raise HTTPStatusError(403, str(exc)) from None
+        except OSError as exc:
+            raise HTTPStatusError(500, f"cannot write {path}: {exc}") from None
         return {"status": "success", "message": f"wrote {len(data)} bytes to {path}"}
 
     def window_action(self, body: Mapping[str, Any], action: str) -> dict[str, Any]:
@@ -312,6 +337,7 @@ class _Handler(QuietHandler):
     server: AppHTTPServer
 
     def _send(self, status: int, body: bytes, content_type: str, headers: Mapping[str, str] | None = None) -> None:
+        self._status = status
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         for key, value in (headers or {}).items():
@@ -349,11 +375,19 @@ class _Handler(QuietHandler):
         return body
 
     def _dispatch(self, method: str) -> None:
+        start = time.perf_counter()
+        path = self.path.split("?", 1)[0].rstrip("/") or "/"
+        self._status = 0
+        try:
+            self._route(method, path)
+        finally:
+            LOG.info("%s %s %d %.3fs", method, path, self._status, time.perf_counter() - start)
+
+    def _route(self, method: str, path: str) -> None:
         app = self.server.app
         try:
             body = self._body()
-            app.authenticate(self.headers.get("Authorization"))
-            path = self.path.split("?", 1)[0].rstrip("/") or "/"
+            app.authenticate(self.headers.get("Authorization"), path)
             route = (method, path)
             if route == ("GET", "/screenshot"):
                 if "format=raw" in self.path:  # ours: uncompressed RGB, H x W x 3, size in headers
@@ -435,6 +469,7 @@ def serve_desktop(
     token: str | None = None,
     allow_remote: bool = False,
     unix_socket: str | None = None,
+    insecure_loopback: bool = False,
     **options: Any,
 ) -> ThreadedServerHandle:
     """Serve ``session`` over HTTP in a daemon thread; returns a handle (``base_url``, ``close``, ``with``).
@@ -443,6 +478,9 @@ def serve_desktop(
     a network serves its desktop this way); the handle's ``base_url`` is then ``unix:<path>``, which
     :class:`DesktopClient` understands.
 
+    Without a ``token`` the routes of :data:`COMMAND_ROUTES` answer 403, unless ``insecure_loopback``
+    (loopback or a unix socket only).
+
     Raises:
         ValueError: a non-loopback ``host`` without ``allow_remote``, or without a ``token``.
     """
@@ -450,7 +488,7 @@ def serve_desktop(
         refuse_remote(host, allow_remote, "desktop server")
         if not is_loopback(host) and not token:
             raise ValueError(f"refusing to serve a desktop on {host!r} without authentication: give a token")
-    app = DesktopServer(session, token=token, **options)
+    app = DesktopServer(session, token=token, insecure_loopback=insecure_loopback, **options)
     if unix_socket is not None:
         return ThreadedServerHandle(
             _UnixHTTPServer(unix_socket, app),
@@ -721,6 +759,23 @@ class DesktopClient:
         raise ValueError(f"getter type {kind!r} is not served by DesktopClient")
 
 
+def _exposure(session: Any, token: str | None, made_token: bool, insecure: bool) -> list[str]:
+    """What the server exposes, said at start-up."""
+    lines = ["exposes: screenshots, the screen size and health to any client that reaches it;"]
+    routes = ", ".join(sorted(COMMAND_ROUTES))
+    if token:
+        how = f"a token made for this run: {token}" if made_token else "the token given with --token"
+        lines.append(f"  command routes ({routes}) with 'Authorization: Bearer <token>' ({how})")
+    elif insecure:
+        lines.append(f"  command routes ({routes}) WITHOUT a token (--insecure-loopback): any local user can use them")
+    warning = getattr(session, "isolation_warning", "")
+    lines.append(
+        "  commands, apps and actions run in the desktop's sandbox"
+        + (f" ({warning})" if warning else " (bubblewrap: own PID namespace, no network, only HOME writable)")
+    )
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``agentrl serve-desktop``: start a desktop and serve it until interrupted. Returns an exit status.
 
@@ -736,7 +791,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5000, help="0 picks a free port (printed on stdout)")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs --token)")
-    parser.add_argument("--token", default=None, help="the bearer token clients must send; @FILE reads it from FILE")
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="the bearer token clients must send; @FILE reads it from FILE; without it one is made and printed",
+    )
+    parser.add_argument(
+        "--insecure-loopback",
+        action="store_true",
+        help="serve the command routes without a token (loopback only: any local user can then run commands)",
+    )
+    parser.add_argument("--log-level", default="INFO", help="the request log's level (INFO logs each request)")
+    parser.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "none"),
+        default="auto",
+        help="where the desktop's commands, apps and actions run: bwrap (auto: when installed) or none (inside "
+        "a container, which is then the boundary)",
+    )
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument("--no-window-manager", action="store_true")
@@ -747,14 +819,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     token = args.token
     if token and token.startswith("@"):
         token = Path(token[1:]).read_text(encoding="utf-8").strip()
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    made_token = False
+    if not token and not args.insecure_loopback:
+        import secrets
+
+        token, made_token = secrets.token_urlsafe(24), True
+    if args.insecure_loopback and not token and not is_loopback(args.host) and args.unix_socket is None:
+        print("error: --insecure-loopback is only allowed on a loopback --host", file=sys.stderr)
+        return 2
     try:
-        session = DesktopSession(args.width, args.height, window_manager=not args.no_window_manager)
+        sandbox = {"auto": None, "bwrap": True, "none": False}[args.sandbox]
+        session = DesktopSession(args.width, args.height, window_manager=not args.no_window_manager, sandbox=sandbox)
     except Exception as exc:
         print(f"error: cannot start a desktop: {exc}", file=sys.stderr)
         return 2
     try:
         handle = serve_desktop(
-            session, args.host, args.port, token=token, allow_remote=args.allow_remote, unix_socket=args.unix_socket
+            session,
+            args.host,
+            args.port,
+            token=token,
+            allow_remote=args.allow_remote,
+            unix_socket=args.unix_socket,
+            insecure_loopback=args.insecure_loopback,
         )
     except (ValueError, OSError) as exc:
         session.close()
@@ -768,6 +856,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     print(f"agentrl-desktop-server: {handle.base_url}", flush=True)
     print(f"serving the desktop {session.display} at {handle.base_url}; Ctrl-C to stop", file=sys.stderr, flush=True)
+    for line in _exposure(session, token, made_token, args.insecure_loopback):
+        print(line, file=sys.stderr, flush=True)
     try:
         while not stop["now"] and handle.thread.is_alive():
             handle.thread.join(0.5)

@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,17 +114,21 @@ def wait_for_window(
     window_name: str | None = None,
     new_since: Collection[int] | None = None,
     timeout_s: float = 10.0,
+    descends: Callable[[int, int], bool] | None = None,
 ) -> Window | None:
     """Poll until a matching window is visible; ``None`` at the deadline.
 
     A window matches when it belongs to process ``pid`` or one of its children (apps started
     through a wrapper script, as ``libreoffice`` is), is titled like ``window_name``, or, with
-    ``new_since`` (the window ids seen before the launch), is any window that is new.
+    ``new_since`` (the window ids seen before the launch), is any window that is new. ``descends(pid,
+    ancestor)`` answers the process question where ``pid`` is not a pid of this machine's ``/proc`` (an
+    app in a desktop's sandbox, whose windows carry the sandbox's pids).
     """
+    related = descends if descends is not None else _descends_from
     deadline = time.monotonic() + timeout_s
     while True:
         for window in list_windows(env, wm_class=False):
-            if pid is not None and window.pid is not None and _descends_from(window.pid, pid):
+            if pid is not None and window.pid is not None and related(window.pid, pid):
                 return window
             if window_name is not None and window_name.lower() in window.name.lower():
                 return window
