@@ -40,10 +40,11 @@ demo: setup
 	@echo "GRPO reward curve: $(abspath $(DEMO_OUT))/grpo/curves.png"
 
 # AGENTRL_REQUIRE_SYSTEM=1: as root with apt-get, a test that skips because a system part is missing fails
-# instead (system-deps was to install it); see tests/conftest.py.
+# instead (system-deps was to install it); see tests/conftest.py. `make test AGENTRL_REQUIRE_SYSTEM=0` lets it skip.
+AGENTRL_REQUIRE_SYSTEM ?= 1
 test: setup
 	$(VENV)/bin/ruff check agentrl tests examples
-	AGENTRL_REQUIRE_SYSTEM=1 $(PY) -m pytest -q
+	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q
 
 lint: setup
 	$(VENV)/bin/ruff check agentrl tests examples

@@ -387,7 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tuple(args.no_recommends.split()) if args.no_recommends is not None else DESKTOP_PACKAGES,
     )
     machine = Machine.here()
-    log: Callable[[str], None] = (lambda message: print(message, file=sys.stderr)) if args.json else print
+    stream = sys.stderr if args.json else sys.stdout
+    log: Callable[[str], None] = lambda message: print(message, file=stream, flush=True)  # noqa: E731
     if args.action == "install":
         install(groups, machine, log=log)
     data = report(groups, machine)

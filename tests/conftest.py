@@ -1,6 +1,6 @@
 """Fixtures shared by test modules, and the one rule for skips that a missing system part causes.
 
-Under ``make test`` (``AGENTRL_REQUIRE_SYSTEM=1``, or ``CI=true``) as root on a machine with apt-get,
+Under ``make test`` (``AGENTRL_REQUIRE_SYSTEM=1``; or ``CI=true`` when that is unset) as root on a machine with apt-get,
 ``make system-deps`` was to install every system part (agentrl/_system_deps.py). There a test that skips
 because one is missing (its reason matches ``SYSTEM_SKIPS``) FAILS instead, naming the part and the command
 that installs it; a module skipped at collection for that reason fails the session. Elsewhere (not root, no
@@ -33,9 +33,13 @@ SYSTEM_SKIPS: dict[str, str] = {
 
 
 def require_system(environ: dict[str, str] | None = None, machine: Any = None) -> bool:
-    """Whether skips for missing system parts fail: asked for (make test, CI) and root with apt-get here."""
+    """Whether skips for missing system parts fail: asked for and root with apt-get here.
+
+    Asked for: ``AGENTRL_REQUIRE_SYSTEM=1`` (``make test`` sets it; ``=0`` turns it off), else ``CI=true``.
+    """
     environ = os.environ if environ is None else environ
-    asked = environ.get("AGENTRL_REQUIRE_SYSTEM") == "1" or environ.get("CI", "").lower() == "true"
+    setting = environ.get("AGENTRL_REQUIRE_SYSTEM", "")
+    asked = setting == "1" if setting else environ.get("CI", "").lower() == "true"
     machine = _system_deps.Machine.here() if machine is None else machine
     return asked and machine.root and machine.apt
 
@@ -48,10 +52,11 @@ def system_skip_failure(reason: str) -> str | None:
         if re.search(pattern, reason, re.IGNORECASE):
             part = next(part for part in _system_deps.PARTS if part.name == name)
             machine = _system_deps.Machine(root=True, apt=True)
+            fix = _system_deps.fix_command(part, part.package in _system_deps.DESKTOP_PACKAGES, machine)
             return (
                 f"AGENTRL_REQUIRE_SYSTEM=1 (root, apt-get here): skipped for a missing or broken system part, "
                 f"{name} (Debian {part.package}), which `make system-deps` installs; it disables {part.disables}. "
-                f"Install: {_system_deps.fix_command(part, False, machine)}. Skip reason: {reason}"
+                f"Install: {fix} (or let it skip: AGENTRL_REQUIRE_SYSTEM=0). Skip reason: {reason}"
             )
     return None
 

@@ -201,7 +201,8 @@ def test_the_makefile_lists_are_the_modules_and_every_package_has_a_part():
     assert tuple(lists["DESKTOP_PACKAGES"].split()) == sd.DESKTOP_PACKAGES
     assert all(not part.probe.startswith("dpkg:") for part in sd.parts_for(sd.SYSTEM_PACKAGES + sd.DESKTOP_PACKAGES))
     assert 'agentrl/_system_deps.py install --packages "$(SYSTEM_PACKAGES)"' in makefile
-    assert "AGENTRL_REQUIRE_SYSTEM=1 $(PY) -m pytest" in makefile
+    assert "AGENTRL_REQUIRE_SYSTEM ?= 1" in makefile
+    assert "AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest" in makefile
 
 
 def test_the_module_is_stdlib_only_and_runs_isolated_as_a_script():
@@ -239,13 +240,16 @@ def test_require_system_only_as_root_with_apt_get_when_asked():
     assert not require(on, Machine(root=True, apt=False))
     assert not require({}, Machine(root=True, apt=True))
     assert not require({"AGENTRL_REQUIRE_SYSTEM": "0"}, Machine(root=True, apt=True))
+    assert not require({"AGENTRL_REQUIRE_SYSTEM": "0", "CI": "true"}, Machine(root=True, apt=True))
 
 
 def test_which_skips_fail_under_require_system():
     failure = _conftest().system_skip_failure
     message = failure("bubblewrap is not installed (apt-get install bubblewrap)")
-    assert "bwrap (Debian bubblewrap)" in message and "Install: apt-get install -y bubblewrap." in message
-    assert "Xvfb (Debian xvfb)" in failure("no X desktop here (Xvfb could not be installed or started): boom")
+    assert "bwrap (Debian bubblewrap)" in message
+    assert "Install: apt-get install -y bubblewrap (or let it skip: AGENTRL_REQUIRE_SYSTEM=0)" in message
+    message = failure("no X desktop here (Xvfb could not be installed or started): boom")
+    assert "Xvfb (Debian xvfb)" in message and "Install: apt-get install -y --no-install-recommends xvfb " in message
     assert "at-spi2-core" in failure("no AT-SPI here: the bus did not start")
     assert "docker.io" in failure("cannot start a private Docker engine here: no dockerd")
     assert "chromium" in failure("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
