@@ -1,13 +1,115 @@
-"""Fixtures shared by test modules."""
+"""Fixtures shared by test modules, and the one rule for skips that a missing system part causes.
+
+Under ``make test`` (``AGENTRL_REQUIRE_SYSTEM=1``; or ``CI=true`` when that is unset) as root on a machine with apt-get,
+``make system-deps`` was to install every system part (agentrl/_system_deps.py). There a test that skips
+because one is missing (its reason matches ``SYSTEM_SKIPS``) FAILS instead, naming the part and the command
+that installs it; a module skipped at collection for that reason fails the session. Elsewhere (not root, no
+apt-get, or a plain ``pytest``) such tests skip with their reason, and every skip must give one.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from agentrl import _system_deps
+
+# Skip reasons that mean "this system part is missing or does not work" -> the part (a name in the table of
+# agentrl/_system_deps.py). A test that skips for a system part says so in one of these words.
+SYSTEM_SKIPS: dict[str, str] = {
+    "bwrap": r"bubblewrap is not installed",
+    "chromium": r"Chromium is not installed",
+    "dockerd": r"cannot start a private Docker engine",
+    "Xvfb": r"no X desktop here|needs Xvfb",
+    "xterm": r"needs xterm",
+    "mousepad": r"needs mousepad",
+    "at-spi-bus-launcher": r"no AT-SPI here|AT-SPI is unavailable",
+}
+
+
+def require_system(environ: dict[str, str] | None = None, machine: Any = None) -> bool:
+    """Whether skips for missing system parts fail: asked for and root with apt-get here.
+
+    Asked for: ``AGENTRL_REQUIRE_SYSTEM=1`` (``make test`` sets it; ``=0`` turns it off), else ``CI=true``.
+    """
+    environ = os.environ if environ is None else environ
+    setting = environ.get("AGENTRL_REQUIRE_SYSTEM", "")
+    asked = setting == "1" if setting else environ.get("CI", "").lower() == "true"
+    machine = _system_deps.Machine.here() if machine is None else machine
+    return asked and machine.root and machine.apt
+
+
+def system_skip_failure(reason: str) -> str | None:
+    """Why a skip with this reason must fail under AGENTRL_REQUIRE_SYSTEM=1, or None when it may skip."""
+    if not reason.strip() or reason.strip() in ("Skipped", "Skipped:"):
+        return "a test skipped without saying why; every skip must give its reason"
+    for name, pattern in SYSTEM_SKIPS.items():
+        if re.search(pattern, reason, re.IGNORECASE):
+            part = next(part for part in _system_deps.PARTS if part.name == name)
+            machine = _system_deps.Machine(root=True, apt=True)
+            fix = _system_deps.fix_command(part, part.package in _system_deps.DESKTOP_PACKAGES, machine)
+            return (
+                f"AGENTRL_REQUIRE_SYSTEM=1 (root, apt-get here): skipped for a missing or broken system part, "
+                f"{name} (Debian {part.package}), which `make system-deps` installs; it disables {part.disables}. "
+                f"Install: {fix} (or let it skip: AGENTRL_REQUIRE_SYSTEM=0). Skip reason: {reason}"
+            )
+    return None
+
+
+def _skip_reason(report: Any) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr or "")
+
+
+_MODULES_FAILED: list[str] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Under AGENTRL_REQUIRE_SYSTEM=1, a test skipped for a missing system part is reported as failed."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and require_system():
+        failure = system_skip_failure(_skip_reason(report))
+        if failure:
+            report.outcome, report.longrepr = "failed", failure
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module skipped at collection for a missing system part: remembered, and the session fails."""
+    if report.skipped and require_system():
+        failure = system_skip_failure(_skip_reason(report))
+        if failure:
+            _MODULES_FAILED.append(f"{report.nodeid}: {failure}")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """List the modules that were skipped for a missing system part under AGENTRL_REQUIRE_SYSTEM=1."""
+    for line in _MODULES_FAILED:
+        terminalreporter.write_line(f"FAILED (module skipped) {line}", red=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the session when a module was skipped for a missing system part under AGENTRL_REQUIRE_SYSTEM=1."""
+    if _MODULES_FAILED and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_report_header() -> list[str]:
+    """One line on the system parts: which tiers are disabled here, and whether their skips fail."""
+    data = _system_deps.report(_system_deps.Groups(), _system_deps.Machine.here())
+    strict = " (AGENTRL_REQUIRE_SYSTEM=1: their skips fail)" if require_system() else ""
+    if not data["missing"]:
+        return ["system parts: all installed"]
+    return [f"system parts missing: {' '.join(data['missing'])}; tiers disabled: {data['disabled_tiers']}{strict}"]
+
 
 # The labels our containers carry: the sandbox tier's and the desktop provider's.
 CONTAINER_LABELS = ("agentrl.sandbox", "agentrl.desktop")
