@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name == "rule":
             reports.append(run_fidelity(rules, cases, seed=args.seed))
         else:
-            from agentrl.agents.registry import make_backend
+            from agentrl.agents.backends.registry import make_backend
             from agentrl.core.options import parse_key_values
             from agentrl.envs.consult.llm_patient import LLMPatient
 
