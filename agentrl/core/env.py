@@ -21,11 +21,11 @@ import gymnasium as gym
 
 from agentrl.core.actions import Action, ActionSet, ParseError
 from agentrl.core.errors import InvalidActionType, ResetNeeded, UnknownTask
+from agentrl.core.sandbox import ExecutionRequest, ExecutionResult, Sandbox
 from agentrl.core.spaces import UnicodeText
 from agentrl.core.task import Task, TaskSource
 from agentrl.core.text import truncate_middle
 from agentrl.core.verify import Score, Verifier
-from agentrl.core.sandbox import ExecutionRequest, ExecutionResult, Sandbox
 
 __all__ = ["AgentEnv", "INFO_KEYS", "render_execution_result"]
 

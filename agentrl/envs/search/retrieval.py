@@ -256,6 +256,7 @@ class BM25Retriever:
 
 # -- dense -----------------------------------------------------------------------------------------
 
+
 def load_embedding_model(model_path: str | None = None) -> Any:
     """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU.
 
