@@ -137,17 +137,55 @@ def test_record_video(tmp_path) -> None:
     assert videos and videos[0].stat().st_size > 0
 
 
+class _CountingEnv(gym.Wrapper):
+    """Counts what ``gymnasium.utils.play`` asks of the env: resets (with their seeds), steps and frames."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.reset_seeds: list[int | None] = []
+        self.actions: list[object] = []
+        self.frames: list[np.ndarray] = []
+
+    def reset(self, *, seed=None, options=None):
+        self.reset_seeds.append(seed)
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action):
+        self.actions.append(action)
+        return super().step(action)
+
+    def render(self):
+        frame = super().render()
+        self.frames.append(frame)
+        return frame
+
+
 def test_play() -> None:
-    """``gymnasium.utils.play`` on a pixel env (it shows ``env.render()`` frames; text envs have none)."""
+    """``gymnasium.utils.play`` on a pixel env: it resets it, steps it and shows its ``render()`` frames."""
     pytest.importorskip("pygame", reason="gymnasium.utils.play needs pygame (pip install pygame)")
     import os
-    import threading
 
     import pygame
     from gymnasium.utils.play import play
 
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # no display needed
-    env = gym.make("AgentRL/FlashGame-Catch-v0", render_mode="rgb_array")
-    # play() loops until its window closes: close it from a timer after a few frames
-    threading.Timer(2.0, lambda: pygame.event.post(pygame.event.Event(pygame.QUIT))).start()
-    play(env, keys_to_action={"a": 0, "d": 2}, noop=1, fps=30, seed=0)
+    env = _CountingEnv(gym.make("AgentRL/FlashGame-Catch-v0", render_mode="rgb_array"))
+    steps: list[tuple] = []
+
+    def callback(obs_t, obs_tp1, action, reward, terminated, truncated, info) -> None:
+        steps.append((obs_tp1, action, reward, terminated, truncated))
+        if len(steps) == 5:  # play() loops until its window closes: close it after five steps
+            pygame.event.post(pygame.event.Event(pygame.QUIT))
+
+    try:
+        play(env, keys_to_action={"a": 0, "d": 2}, noop=1, fps=30, seed=0, callback=callback)
+    finally:
+        env.close()
+    assert env.reset_seeds[:1] == [0]  # play() reset the env with its seed before the first step
+    assert len(steps) == len(env.actions) == 5  # it stepped the env until the window closed ...
+    assert env.actions == [1] * 5  # ... with the noop action, as no key was pressed
+    assert all(obs.shape == (84, 84, 3) for obs, *_ in steps)
+    # a frame to size the window, one after the reset and one after each step
+    assert len(env.frames) >= 1 + len(env.reset_seeds) + 5
+    shapes = {frame.shape for frame in env.frames}
+    assert len(shapes) == 1 and next(iter(shapes))[2] == 3 and all(f.dtype == np.uint8 for f in env.frames)
