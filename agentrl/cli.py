@@ -8,10 +8,11 @@ AgentRL/...
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
+
+from agentrl.core.options import parse_key_values
 
 __all__ = ["main"]
 
@@ -19,27 +20,6 @@ _PLAY_HELP = (
     "Type your turn; finish it with a line holding only '.' (or press Ctrl-D).\n"
     "Commands on a line of their own: /reset (new episode), /quit, /system (show the system prompt)."
 )
-
-
-def parse_key_values(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` pairs to keyword arguments; values are JSON when they parse, else strings.
-
-    >>> parse_key_values(["max_turns=5", "domain=sql"])
-    {'max_turns': 5, 'domain': 'sql'}
-
-    Raises:
-        ValueError: a pair without ``=`` or without a key.
-    """
-    kwargs: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"expected key=value, got {pair!r} (for example --env-kwarg max_turns=5)")
-        try:
-            kwargs[key] = json.loads(value)
-        except json.JSONDecodeError:
-            kwargs[key] = value
-    return kwargs
 
 
 def _parse_kwargs(pairs: Sequence[str]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -137,17 +138,59 @@ def test_record_video(tmp_path) -> None:
     assert videos and videos[0].stat().st_size > 0
 
 
+class _CallLog(gym.Wrapper):
+    """Logs what ``gymnasium.utils.play`` asks of the env: resets (with their seed), steps (with the action), frames."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.calls: list[tuple[str, object]] = []
+        self.frames: list[np.ndarray] = []
+
+    def reset(self, *, seed=None, options=None):
+        self.calls.append(("reset", seed))
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action):
+        self.calls.append(("step", action))
+        return super().step(action)
+
+    def render(self):
+        frame = super().render()
+        self.calls.append(("render", None))
+        self.frames.append(frame)
+        return frame
+
+
 def test_play() -> None:
-    """``gymnasium.utils.play`` on a pixel env (it shows ``env.render()`` frames; text envs have none)."""
+    """``gymnasium.utils.play`` on a pixel env: it resets it, steps it and shows its ``render()`` frames."""
     pytest.importorskip("pygame", reason="gymnasium.utils.play needs pygame (pip install pygame)")
     import os
-    import threading
 
     import pygame
     from gymnasium.utils.play import play
 
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # no display needed
-    env = gym.make("AgentRL/FlashGame-Catch-v0", render_mode="rgb_array")
-    # play() loops until its window closes: close it from a timer after a few frames
-    threading.Timer(2.0, lambda: pygame.event.post(pygame.event.Event(pygame.QUIT))).start()
-    play(env, keys_to_action={"a": 0, "d": 2}, noop=1, fps=30, seed=0)
+    env = _CallLog(gym.make("AgentRL/FlashGame-Catch-v0", render_mode="rgb_array"))
+    steps: list[tuple] = []
+
+    def callback(obs_t, obs_tp1, action, reward, terminated, truncated, info) -> None:
+        steps.append((obs_tp1, action, reward, terminated, truncated))
+        if len(steps) == 5:  # play() loops until its window closes: close it after five steps
+            pygame.event.post(pygame.event.Event(pygame.QUIT))
+
+    try:
+        play(env, keys_to_action={"a": 0, "d": 2}, noop=1, fps=30, seed=0, callback=callback)
+    finally:
+        env.close()
+    calls = env.calls
+    assert calls[0] == ("reset", 0)  # play() reset the env with its seed before anything else
+    # it stepped the env until the window closed, with the noop action as no key was pressed ...
+    assert [c for c in calls if c[0] == "step"] == [("step", 1)] * 5 and len(steps) == 5
+    assert all(obs.shape == (84, 84, 3) for obs, *_ in steps)
+    # ... and showed a frame after every reset and every step
+    for before, after in itertools.pairwise(calls):
+        if before[0] in ("reset", "step"):
+            assert after[0] == "render", calls
+    assert calls[-1][0] == "render"
+    shapes = {frame.shape for frame in env.frames}
+    assert len(shapes) == 1 and next(iter(shapes))[2] == 3 and all(f.dtype == np.uint8 for f in env.frames)

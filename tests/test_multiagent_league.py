@@ -8,19 +8,17 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from agentrl.bench.league import Elo, League, pfsp_weights, play_game
 from agentrl.bench.multiagent import format_league_table, run_league
 from agentrl.cli import main
 from agentrl.envs.multiagent import tictactoe_v0
-from agentrl.envs.multiagent.league import (
-    Elo,
+from agentrl.envs.multiagent.opponents import (
     GreedyOpponent,
-    League,
+    MinimaxOpponent,
     PlayerView,
+    RandomOpponent,
     make_player,
-    pfsp_weights,
-    play_game,
 )
-from agentrl.envs.multiagent.opponents import MinimaxOpponent, RandomOpponent
 from agentrl.envs.multiagent.single_agent import SingleAgentEnv, make_single_agent, register_single_agent_ids
 
 pytestmark = pytest.mark.timeout(300)
@@ -271,7 +269,7 @@ def test_cli_league(tmp_path, capsys):
 def test_cli_league_with_an_agent(capsys):
     # any agent of the registry joins the league; an import path stands in for an LLM agent here
     code = main(["league", "--players", "random", "--games", "2", "--agent",
-                 "agentrl.envs.multiagent.league:GreedyOpponent", "--agent-name", "mine"])  # fmt: skip
+                 "agentrl.envs.multiagent.opponents:GreedyOpponent", "--agent-name", "mine"])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0 and "mine" in out and "random" in out
 

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("bm25s")
 pytest.importorskip("fastapi")
 
+from agentrl.agents.backends import embedding
 from agentrl.envs.search import retrieval as R
 from agentrl.envs.search.retrieval import (
     BM25Retriever,
@@ -169,7 +170,7 @@ def test_32_envs_share_one_index_and_one_model(cache_root: Path) -> None:
     for m in more:
         for kind, r in m.items():
             assert r is first[kind]
-    assert len(R._model_cache) == 1
+    assert len(embedding._model_cache) == 1
     print(f"RSS growth for 31 more retrievers: {growth_mb:.2f} MB")
     assert growth_mb < 5, f"RSS grew {growth_mb:.1f} MB for 31 more retrievers"
 

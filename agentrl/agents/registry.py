@@ -24,56 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrl.agents.backends.base import LLMBackend
+from agentrl.agents.backends.registry import BACKEND_NAMES, check_backend_options, make_backend
 from agentrl.core.choices import did_you_mean
 
 __all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "check_backend_options", "make_backend"]
 
 AGENT_NAMES = ("oracle", "random", "react", "doctor", "vision", "coast", "gui")
-BACKEND_NAMES = ("smollm2", "transformers", "openai")
 _LLM_AGENTS = frozenset({"react", "doctor", "vision", "gui"})  # coast works without an LLM: only with --backend
-
-
-def check_backend_options(name: str, options: Mapping[str, Any]) -> None:
-    """Raise ``ValueError`` naming the missing flags when a backend lacks a required option.
-
-    >>> check_backend_options("openai", {"model": "m"})  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: the openai backend needs --base-url URL and --model NAME ...
-    """
-    if name == "transformers" and "model_path" not in options:
-        raise ValueError("the transformers backend needs a model directory: --model-path DIR")
-    if name == "openai" and any(key not in options for key in ("base_url", "model")):
-        raise ValueError(
-            "the openai backend needs --base-url URL and --model NAME "
-            "(for example --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct)"
-        )
-
-
-def make_backend(name: str, options: Mapping[str, Any] | None = None) -> LLMBackend:
-    """Build an LLM backend by name.
-
-    Args:
-        name: ``"smollm2"``, ``"transformers"`` (needs ``model_path``) or ``"openai"`` (needs
-            ``base_url`` and ``model``).
-        options: keyword arguments for the backend's constructor.
-    """
-    options = dict(options or {})
-    if name == "smollm2":
-        from agentrl.agents.backends.smollm2 import smollm2_backend
-
-        return smollm2_backend(**options)
-    check_backend_options(name, options)
-    if name == "transformers":
-        from agentrl.agents.backends.transformers_backend import TransformersBackend
-
-        return TransformersBackend(options.pop("model_path"), **options)
-    if name == "openai":
-        from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
-
-        return OpenAICompatibleBackend(options.pop("base_url"), options.pop("model"), **options)
-    choices = ", ".join(BACKEND_NAMES)
-    raise ValueError(f"unknown backend {name!r}; choose from: {choices}{did_you_mean(name, BACKEND_NAMES)}")
 
 
 def _import_class(path: str) -> type:

@@ -1,12 +1,12 @@
 """League benchmarks for the turn-based games: what ``agentrl league`` runs.
 
-A league is a round robin (:meth:`~agentrl.envs.multiagent.league.League.play_round_robin`):
+A league is a round robin (:meth:`~agentrl.bench.league.League.play_round_robin`):
 every pair of players plays ``games`` games in each seat order, Elo is updated after each game, and
 the table gives each player's Elo and win/draw/loss rates with Wilson intervals. Players are
 built-in ones by name (``random``, ``scripted``, ``minimax``, ``module:Class``) and, optionally, one
 agent from the agent registry (``--agent react --backend smollm2``), which plays through
-:func:`~agentrl.envs.multiagent.league.play_game` like every other player: it is bound to a
-:class:`~agentrl.envs.multiagent.league.PlayerView` of its seat, whose ``unwrapped.system_prompt``
+:func:`~agentrl.bench.league.play_game` like every other player: it is bound to a
+:class:`~agentrl.envs.multiagent.opponents.PlayerView` of its seat, whose ``unwrapped.system_prompt``
 holds the game's rules, and it answers each observation with a move in text.
 
 Output files (``out``): ``games.jsonl`` (one :class:`GameRecord` a line) and ``league.json``
@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentrl.envs.multiagent.league import GameRecord, League, make_player
+from agentrl.bench.league import GameRecord, League
+from agentrl.envs.multiagent.opponents import make_player
 
 __all__ = ["LeagueResult", "format_league_table", "run_league"]
 
@@ -62,7 +63,7 @@ def run_league(
 
     Args:
         env: a two-player ``aec`` name from ``MULTIAGENT_ENVS`` (``"tictactoe_v0"``).
-        players: built-in player names (see :func:`~agentrl.envs.multiagent.league.make_player`).
+        players: built-in player names (see :func:`~agentrl.envs.multiagent.opponents.make_player`).
         games: games per pair per seat order.
         seed: game ``i`` is seeded ``seed + i``; players are seeded from it too.
         agent: an extra player (an agent object, or a zero-argument factory of one).

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentrl.core.serialize import json_safe
+
 __all__ = [
     "REQUIRED_FIELDS",
     "RESULTS_FILE",
@@ -247,14 +249,3 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with NaN and infinities replaced by ``None``: result lines must be strict JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value

@@ -1,7 +1,7 @@
 """``AgentEnv``: the one generic turn loop every text domain runs on.
 
 A domain is a :class:`~agentrl.core.task.TaskSource`, an :class:`~agentrl.core.actions.ActionSet`,
-a :class:`~agentrl.core.verify.Verifier` and a :class:`~agentrl.sandboxes.base.Sandbox` plugged into
+a :class:`~agentrl.core.verify.Verifier` and a :class:`~agentrl.core.sandbox.Sandbox` plugged into
 :class:`AgentEnv`. One step:
 
 1. ``parsed = action_set.parse(action)``; a bad format gives an ``"[error] ..."`` observation and
@@ -21,11 +21,11 @@ import gymnasium as gym
 
 from agentrl.core.actions import Action, ActionSet, ParseError
 from agentrl.core.errors import InvalidActionType, ResetNeeded, UnknownTask
+from agentrl.core.sandbox import ExecutionRequest, ExecutionResult, Sandbox
 from agentrl.core.spaces import UnicodeText
 from agentrl.core.task import Task, TaskSource
 from agentrl.core.text import truncate_middle
 from agentrl.core.verify import Score, Verifier
-from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, Sandbox
 
 __all__ = ["AgentEnv", "INFO_KEYS", "render_execution_result"]
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentrl.agents.backends.base import ChatMessage
-from agentrl.bench.results import json_safe
+from agentrl.core.serialize import json_safe
 
 __all__ = ["RolloutRequest", "Trajectory", "TurnRecord"]
 

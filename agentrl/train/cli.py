@@ -134,7 +134,7 @@ def args_from_namespace(algorithm: str, namespace: argparse.Namespace) -> Any:
         if spec.name == "env_fn":
             continue
         if spec.name == "env_kwargs":
-            from agentrl.cli import parse_key_values
+            from agentrl.core.options import parse_key_values
 
             values["env_kwargs"] = parse_key_values(namespace.env_kwarg)
             continue

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentrl.bench.results import json_safe
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.core.serialize import json_safe
 from agentrl.train import distributed
 
 __all__ = [

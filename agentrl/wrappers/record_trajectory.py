@@ -12,7 +12,7 @@ from typing import IO, Any
 import gymnasium as gym
 import numpy as np
 
-from agentrl.bench.results import json_safe
+from agentrl.core.serialize import json_safe
 from agentrl.core.text import truncate_middle
 
 __all__ = ["RecordTrajectory", "to_jsonable"]

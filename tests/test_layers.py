@@ -1,0 +1,304 @@
+"""The layers contract: a module of ``agentrl`` imports only from its own layer or below, and no cycles.
+
+Layers, bottom to top (DESIGN.md, "Layers")::
+
+    core < sandboxes < llm (agentrl.agents.backends) < envs < wrappers = agents < rollout < train
+         < bench < face (cli, integrations, testing, demo)
+
+The checker reads every module's source with :mod:`ast` (nothing is imported): ``import a.b``,
+``from a import b``, relative imports (``from ..x import y``), imports inside functions and
+``importlib.import_module("...")`` with a literal (or f-string literal prefix) name. It is written
+to run on any tree, so a unit test plants upward imports and a cycle in a scratch package and checks
+that each is reported with its module, line and target.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "agentrl"
+
+#: bottom to top; names on one rank form one layer (wrappers and agents sit side by side)
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("sandboxes",),
+    ("llm",),
+    ("envs",),
+    ("wrappers", "agents"),
+    ("rollout",),
+    ("train",),
+    ("bench",),
+    ("face",),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+FACE = ("cli", "integrations", "testing", "demo")
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a dotted module name (``None``: outside ``agentrl``, or the root package itself).
+
+    ``agentrl.agents.backends`` is the llm layer; ``cli``, ``integrations``, ``testing`` and
+    ``demo`` are the face; every other top-level package is the layer of its own name.
+    """
+    parts = module.split(".")
+    if parts[0] != PACKAGE or len(parts) < 2:
+        return None
+    top = parts[1]
+    if top == "agents" and len(parts) > 2 and parts[2] == "backends":
+        return "llm"
+    if top in FACE:
+        return "face"
+    return top if top in RANK else "?"
+
+
+def unit_of(module: str) -> str | None:
+    """The top-level package a module belongs to, for the cycle check (``agents.backends`` apart)."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE or len(parts) < 2:
+        return None
+    if parts[1] == "agents" and len(parts) > 2 and parts[2] == "backends":
+        return "agents.backends"
+    return parts[1]
+
+
+@dataclass(frozen=True)
+class Upward:
+    """One import of a higher layer."""
+
+    module: str
+    line: int
+    target: str
+    source_layer: str
+    target_layer: str
+
+    def __str__(self) -> str:
+        return f"{self.module} ({self.source_layer}) line {self.line} imports {self.target} ({self.target_layer})"
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``root/agentrl/x/y.py`` -> ``agentrl.x.y``; a package's ``__init__.py`` is the package."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str:
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (level - 1)] if level > 1 else package
+    if level - 1 > len(package):
+        raise ValueError(f"{module}: relative import beyond the top-level package")
+    return ".".join(base + ([name] if name else []))
+
+
+def _literal_prefix(node: ast.expr) -> str | None:
+    """The module name of ``import_module("a.b")``, or the literal head of ``f"a.b.{x}"``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            return head.value.rstrip(".")
+    return None
+
+
+def imports_of(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Every ``(line, imported module)`` in ``source``, wherever it sits (functions included).
+
+    ``from a import b`` yields ``a.b`` (``b`` may be a submodule, as in ``from agentrl import cli``;
+    for an attribute the layer is the same as ``a``'s).
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = _resolve_relative(module, is_package, node.level, node.module)
+            found.extend((node.lineno, f"{base}.{alias.name}" if alias.name != "*" else base) for alias in node.names)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name == "import_module":
+                target = _literal_prefix(node.args[0])
+                if target:
+                    found.append((node.lineno, target))
+    return found
+
+
+@dataclass
+class Report:
+    """What :func:`check_layers` found."""
+
+    modules: list[str]
+    imports: int
+    upward: list[Upward]
+    unmapped: list[str]
+    cycles: list[list[str]]
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(components)
+
+
+def check_layers(root: Path) -> Report:
+    """Read every module under ``root/agentrl`` and report upward imports and cycles between packages."""
+    modules: list[str] = []
+    upward: list[Upward] = []
+    unmapped: list[str] = []
+    edges: dict[str, set[str]] = {}
+    count = 0
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        module = module_name(path, root)
+        modules.append(module)
+        source_layer = layer_of(module)
+        if source_layer == "?":
+            unmapped.append(module)
+        is_package = path.name == "__init__.py"
+        for line, target in imports_of(path.read_text(encoding="utf-8"), module, is_package):
+            count += 1
+            target_layer = layer_of(target)
+            if source_layer in RANK and target_layer in RANK and RANK[target_layer] > RANK[source_layer]:
+                upward.append(Upward(module, line, target, source_layer, target_layer))
+            src_unit, dst_unit = unit_of(module), unit_of(target)
+            if src_unit and dst_unit and src_unit != dst_unit:
+                edges.setdefault(src_unit, set()).add(dst_unit)
+    return Report(modules, count, upward, unmapped, _cycles(edges))
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return check_layers(ROOT)
+
+
+def test_the_checker_reads_the_whole_package(report):
+    assert len(report.modules) > 100
+    assert f"{PACKAGE}.core.env" in report.modules and f"{PACKAGE}.cli" in report.modules
+    assert report.imports > 500  # not vacuous: it saw the imports
+
+
+def test_every_module_has_a_layer(report):
+    assert not report.unmapped, (
+        "modules in no layer (add their top-level package to LAYERS here and in DESIGN.md):\n"
+        + "\n".join(report.unmapped)
+    )
+
+
+def test_no_upward_imports(report):
+    lines = "\n".join(str(u) for u in report.upward)
+    assert not report.upward, f"{len(report.upward)} upward imports (a module imports its own layer or below):\n{lines}"
+
+
+def test_no_import_cycles_between_top_level_packages(report):
+    assert not report.cycles, "import cycles between top-level packages: " + "; ".join(
+        " <-> ".join(c) for c in report.cycles
+    )
+
+
+# -- the checker itself ----------------------------------------------------------------------------
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def test_layer_mapping():
+    assert layer_of("agentrl.core.env") == "core"
+    assert layer_of("agentrl.agents.backends.smollm2") == "llm"
+    assert layer_of("agentrl.agents.backends") == "llm"
+    assert layer_of("agentrl.agents.react") == "agents"
+    assert layer_of("agentrl.cli") == layer_of("agentrl.integrations.sb3") == layer_of("agentrl.testing") == "face"
+    assert layer_of("agentrl") is None and layer_of("numpy.linalg") is None
+    assert layer_of("agentrl.newthing.x") == "?"
+    assert RANK["wrappers"] == RANK["agents"] < RANK["rollout"]
+
+
+def test_checker_catches_planted_upward_imports_and_cycles(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "agentrl/__init__.py": "from agentrl import envs\n",  # the root package is in no layer
+            "agentrl/core/__init__.py": "",
+            "agentrl/core/fine.py": "import json\nfrom agentrl.core import errors\n",
+            "agentrl/core/lazy.py": """\
+                def f():
+                    from agentrl.bench.stats import wilson_interval
+                    return wilson_interval
+            """,
+            "agentrl/core/relative.py": "from .. import cli\nfrom ..agents.backends import base\n",
+            "agentrl/envs/__init__.py": "",
+            "agentrl/envs/x.py": "import os\n\nimport agentrl.train.common\n",
+            "agentrl/envs/dyn.py": 'import importlib\nm = importlib.import_module(f"agentrl.rollout.{1}")\n',
+            "agentrl/envs/ok.py": "from agentrl.agents.backends.registry import make_backend\n",
+            "agentrl/agents/__init__.py": "from .backends import base\n",
+            "agentrl/agents/a.py": "from agentrl.wrappers.w import W\n",
+            "agentrl/agents/backends/__init__.py": "",
+            "agentrl/agents/backends/base.py": "from agentrl.agents import registry\n",
+            "agentrl/wrappers/__init__.py": "",
+            "agentrl/wrappers/w.py": "from agentrl.agents.a import A\n",
+            "agentrl/cli.py": "from agentrl.bench import runner\n",
+            "agentrl/newpkg/__init__.py": "",
+        },
+    )
+    report = check_layers(root)
+    found = {(u.module, u.line, u.target) for u in report.upward}
+    assert found == {
+        ("agentrl.core.lazy", 2, "agentrl.bench.stats.wilson_interval"),
+        ("agentrl.core.relative", 1, "agentrl.cli"),
+        ("agentrl.core.relative", 2, "agentrl.agents.backends.base"),
+        ("agentrl.envs.x", 3, "agentrl.train.common"),
+        ("agentrl.envs.dyn", 2, "agentrl.rollout"),
+        ("agentrl.agents.backends.base", 1, "agentrl.agents.registry"),
+    }
+    assert "agentrl.core.relative (core) line 1 imports agentrl.cli (face)" in {str(u) for u in report.upward}
+    assert report.unmapped == ["agentrl.newpkg"]
+    # wrappers and agents are one layer (no upward import) but may not import each other both ways;
+    # agents.backends -> agents and agents -> agents.backends is a cycle too
+    assert report.cycles == [["agents", "agents.backends", "wrappers"]]
+
+
+def test_relative_imports_resolve_like_python():
+    assert _resolve_relative("agentrl.envs.sql.env", False, 1, "verify") == "agentrl.envs.sql.verify"
+    assert _resolve_relative("agentrl.envs.sql", True, 1, "env") == "agentrl.envs.sql.env"
+    assert _resolve_relative("agentrl.envs.sql.env", False, 3, "core") == "agentrl.core"
+    assert _resolve_relative("agentrl.envs.sql", True, 2, None) == "agentrl.envs"
