@@ -124,7 +124,7 @@ WORKER = textwrap.dedent(
     import torch
 
     torch.set_num_threads(1)
-    from agentrl.train.common import load_policy_model
+    from agentrl.train.models import load_policy_model
     from agentrl.train.distributed import (
         all_reduce_mean_dict, all_reduce_sum, barrier, destroy, global_counts, init_distributed, loss_scale,
         shard, wrap_model,

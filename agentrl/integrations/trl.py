@@ -403,9 +403,9 @@ class AgentRLRollout:
         """Copy the trainer's current weights into the generation model (once per optimizer step).
 
         ``trainer.model`` is the unwrapped model (``trainer.model_wrapped`` may be the DDP wrapper);
-        :func:`~agentrl.train.common.policy_state_dict` merges LoRA adapters and unwraps DDP.
+        :func:`~agentrl.train.models.policy_state_dict` merges LoRA adapters and unwraps DDP.
         """
-        from agentrl.train.common import policy_state_dict
+        from agentrl.train.models import policy_state_dict
 
         step = int(getattr(getattr(trainer, "state", None), "global_step", 0))
         if self._synced_step == step:

@@ -1,5 +1,8 @@
 """GRPO and PPO for multi-turn agents on token-level trajectories from :mod:`agentrl.rollout`.
 
-``agentrl.train.grpo`` and ``agentrl.train.ppo`` each read top to bottom; the losses, advantage
-estimators and batching they share live in small modules beside them.
+``agentrl.train.grpo`` and ``agentrl.train.ppo`` each read top to bottom; what they share lives in
+small modules beside them, one job each: ``args`` (``TrainArgs``), ``trainer`` (the step and
+run loop), ``run`` (``PolicyRun``, the plumbing of one run), ``models`` (policy loading and the
+generation copy), ``metrics``, ``checkpoints``, ``losses``, ``advantages``, ``batch``, ``logprobs``,
+``value`` (the PPO critic) and ``distributed`` (data parallelism).
 """

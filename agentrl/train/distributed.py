@@ -164,7 +164,7 @@ def wrap_model(model: Any, ctx: DistributedContext) -> Any:
     weights. Module buffers (the policy's are constants such as rotary frequencies) are not
     re-broadcast at each forward, so ranks may run different numbers of gradient-free forwards.
     The wrapped model keeps the original as ``.module``
-    (:func:`agentrl.train.common.policy_state_dict` unwraps it).
+    (:func:`agentrl.train.models.policy_state_dict` unwraps it).
     """
     if not ctx.enabled:
         return model

@@ -33,10 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrl.train.advantages import SmoothAdvantageStandardizer, group_advantages
+from agentrl.train.args import TrainArgs
 from agentrl.train.batch import pack_trajectories
-from agentrl.train.common import PolicyRun, TrainArgs, Trainer, add_policy_totals, policy_update_metrics
 from agentrl.train.logprobs import token_logprobs
 from agentrl.train.losses import LOSS_TYPES, LossConfig, policy_loss
+from agentrl.train.metrics import add_policy_totals, policy_update_metrics
+from agentrl.train.run import PolicyRun
+from agentrl.train.trainer import Trainer
 
 __all__ = ["GRPOArgs", "GRPOTrainer", "train"]
 
@@ -46,7 +49,7 @@ _TOTAL_KEYS = ("loss", "entropy", "clip_low_frac", "clip_high_frac", "ratio_mean
 
 @dataclass
 class GRPOArgs(TrainArgs):
-    """A GRPO run: :class:`~agentrl.train.common.TrainArgs` plus the fields below.
+    """A GRPO run: :class:`~agentrl.train.args.TrainArgs` plus the fields below.
 
     Attributes:
         loss_type: one of grpo, dr_grpo, dapo, gspo, dcpo (see agentrl.train.losses).

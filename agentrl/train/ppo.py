@@ -38,10 +38,13 @@ from typing import Any
 
 from agentrl.train import distributed
 from agentrl.train.advantages import GAE_MODES, gae, length_adaptive_lambda
+from agentrl.train.args import TrainArgs
 from agentrl.train.batch import pack_trajectories
-from agentrl.train.common import PolicyRun, TrainArgs, Trainer, add_policy_totals, policy_update_metrics
 from agentrl.train.logprobs import token_logprobs
 from agentrl.train.losses import LossConfig, policy_loss, value_loss
+from agentrl.train.metrics import add_policy_totals, policy_update_metrics
+from agentrl.train.run import PolicyRun
+from agentrl.train.trainer import Trainer
 from agentrl.train.value import ValueModel
 
 __all__ = ["PPOArgs", "PPOTrainer", "train"]
@@ -62,7 +65,7 @@ _TOTAL_KEYS = (
 
 @dataclass
 class PPOArgs(TrainArgs):
-    """A PPO run: :class:`~agentrl.train.common.TrainArgs` plus the fields below.
+    """A PPO run: :class:`~agentrl.train.args.TrainArgs` plus the fields below.
 
     Attributes:
         episodes_per_step: episodes collected per step (each from its own seed).

@@ -1,0 +1,172 @@
+"""What a run measures and writes down.
+
+Rollout and policy-update metrics, :class:`MetricsLogger` (``metrics.jsonl``, TensorBoard, the
+curves plot) and :func:`args_dict`, the arguments as JSON for ``args.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentrl.core.serialize import json_safe
+
+__all__ = [
+    "COUNT_METRICS",
+    "MetricsLogger",
+    "add_policy_totals",
+    "args_dict",
+    "policy_update_metrics",
+    "rollout_metrics",
+]
+
+#: Per-rank counts among the metrics: summed over ranks, not averaged.
+COUNT_METRICS = ("rollout/trajectories", "rollout/failed")
+
+
+def rollout_metrics(trajectories: Sequence[Any], requested: int, policy_version: int | None = None) -> dict[str, float]:
+    """Reward, success, length, turns, void-turn rate and staleness of a batch of trajectories.
+
+    With ``policy_version`` (the policy about to be updated), staleness is measured against it:
+    how many versions behind the newest turn of each trajectory is at update time.
+    """
+    ok = [t for t in trajectories if t.ok]
+    metrics: dict[str, float] = {"rollout/trajectories": float(len(ok)), "rollout/failed": float(requested - len(ok))}
+    if not ok:
+        return metrics
+    rewards = [t.total_reward for t in ok]
+    turns = [t for traj in ok for t in traj.turns]
+    successes = [
+        float(bool(traj.turns[-1].info.get("success", traj.turns[-1].reward > 0))) if traj.turns else 0.0 for traj in ok
+    ]
+    metrics.update(
+        {
+            "reward/mean": statistics.fmean(rewards),
+            "reward/std": statistics.pstdev(rewards),
+            "reward/max": max(rewards),
+            "success/rate": statistics.fmean(successes),
+            "length/policy_tokens": statistics.fmean(t.num_policy_tokens for t in ok),
+            "length/total_tokens": statistics.fmean(len(t.token_ids) for t in ok),
+            "length/turns": statistics.fmean(len(t.turns) for t in ok),
+            "void_turn/rate": statistics.fmean(float(t.void_turn) for t in turns) if turns else 0.0,
+            "staleness/mean": statistics.fmean(
+                (policy_version - (t.turns[-1].policy_version if t.turns else t.policy_version))
+                if policy_version is not None
+                else t.staleness
+                for t in ok
+            ),
+        }
+    )
+    return metrics
+
+
+def add_policy_totals(totals: dict[str, float], loss: Any, entropy: Any, mask: Any, stats: dict[str, Any]) -> None:
+    """Add one micro-batch's policy loss, entropy and token-weighted loss statistics to ``totals``."""
+    tokens = float(mask.sum())
+    totals["loss"] = totals.get("loss", 0.0) + loss.item()
+    totals["entropy"] = totals.get("entropy", 0.0) + float((entropy * mask).sum())
+    for key, value in stats.items():
+        totals[key] = totals.get(key, 0.0) + float(value) * tokens
+
+
+def policy_update_metrics(totals: dict[str, float], tokens: float, updates: int, *, with_kl: bool) -> dict[str, float]:
+    """The policy-loss metrics from token-weighted sums over micro-batches (and ranks).
+
+    Example:
+        >>> totals = {"loss": 1.0, "entropy": 20.0, "clip_low_frac": 1.0, "clip_high_frac": 0.0,
+        ...           "ratio_mean": 10.0, "approx_kl": 0.0}
+        >>> policy_update_metrics(totals, tokens=10.0, updates=1, with_kl=False)["entropy/mean"]
+        2.0
+    """
+    metrics = {"loss/policy": totals["loss"] / updates, "entropy/mean": totals["entropy"] / tokens / updates}
+    for key in ("clip_low_frac", "clip_high_frac", "ratio_mean", "approx_kl") + (("kl",) if with_kl else ()):
+        metrics[f"update/{key}"] = totals[key] / tokens / updates
+    return metrics
+
+
+class MetricsLogger:
+    """Per-step metrics to ``metrics.jsonl``, TensorBoard (when installed) and a plot.
+
+    Args:
+        run_dir: the run's folder.
+        tensorboard: also write TensorBoard event files under ``run_dir/tensorboard``.
+        resume_step: when resuming, lines of later steps (from the stopped run) are dropped first,
+            so the file holds each step once.
+    """
+
+    def __init__(self, run_dir: Path, *, tensorboard: bool = True, resume_step: int | None = None) -> None:
+        self.run_dir = run_dir
+        self.path = run_dir / "metrics.jsonl"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if resume_step is not None and self.path.is_file():
+            kept = [line for line in self.path.read_text().splitlines() if json.loads(line)["step"] <= resume_step]
+            self.path.write_text("".join(line + "\n" for line in kept))
+        elif resume_step is None and self.path.exists():
+            self.path.unlink()
+        self._writer = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self._writer = SummaryWriter(str(run_dir / "tensorboard"))
+            except ImportError:  # tensorboard is an optional extra: JSONL and the plot still work
+                self._writer = None
+
+    def log(self, step: int, metrics: dict[str, Any]) -> None:
+        """Append one step's metrics."""
+        with self.path.open("a") as handle:
+            handle.write(json.dumps(json_safe({"step": step, **metrics})) + "\n")
+        if self._writer is not None:
+            for key, value in metrics.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    self._writer.add_scalar(key, value, step)
+            self._writer.flush()
+
+    def history(self) -> list[dict[str, Any]]:
+        """Every logged step, in order."""
+        if not self.path.is_file():
+            return []
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+    def plot(self, keys: Sequence[str] = ("reward/mean", "success/rate", "entropy/mean")) -> Path | None:
+        """Draw ``keys`` against the step into ``run_dir/curves.png``; ``None`` without matplotlib."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            return None
+        rows = self.history()
+        figure, axes = plt.subplots(len(keys), 1, figsize=(7, 2.6 * len(keys)), squeeze=False)
+        for axis, key in zip(axes[:, 0], keys, strict=True):
+            points = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))]
+            if points:
+                axis.plot(*zip(*points, strict=True), marker="o", markersize=3)
+            axis.set_ylabel(key)
+            axis.grid(alpha=0.3)
+        axes[-1, 0].set_xlabel("step")
+        figure.tight_layout()
+        path = self.run_dir / "curves.png"
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        return path
+
+    def close(self) -> None:
+        """Flush and close TensorBoard."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def args_dict(args: Any) -> dict[str, Any]:
+    """A dataclass of arguments as JSON-able values (callables by name)."""
+    out = {}
+    for spec in dataclasses.fields(args):
+        value = getattr(args, spec.name)
+        out[spec.name] = json_safe(value) if not callable(value) else getattr(value, "__name__", repr(value))
+    return out

@@ -1,0 +1,312 @@
+"""The plumbing of one training run, shared by the trainers: :class:`PolicyRun`.
+
+It sets up the policy, reference, optimizer, generation backend and rollout engine; collects
+batches (overlapped if asked), syncs weights, handles data parallelism, logs, saves and resumes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentrl.train import distributed
+from agentrl.train._torch import import_torch
+from agentrl.train.args import TrainArgs
+from agentrl.train.checkpoints import (
+    latest_checkpoint,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    seed_everything,
+    set_rng_state,
+)
+from agentrl.train.metrics import COUNT_METRICS, MetricsLogger, args_dict
+from agentrl.train.models import build_rollout, load_policy_model, policy_state_dict, resolve_model_path
+
+__all__ = ["PolicyRun"]
+
+
+class PolicyRun:
+    """The plumbing of one training run, shared by the trainers.
+
+    Holds the trainable policy (LoRA or full), the frozen reference (when ``kl_coef > 0``), the
+    policy's optimizer, the generation backend and the rollout engine, the metrics logger and the
+    step counter; collects batches, syncs weights, saves and resumes checkpoints. The trainers keep
+    only their algorithm.
+    """
+
+    def __init__(self, args: TrainArgs) -> None:
+        torch = import_torch()
+        from agentrl.rollout import RolloutConfig
+
+        self.args = args
+        self.run_dir = Path(args.output_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        seed_everything(args.seed)
+        device = args.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        # Under torchrun: one process per device, gradients all-reduced (agentrl.train.distributed).
+        self.dist = distributed.init_distributed(device)
+        self.device = distributed.rank_device(device, self.dist)
+
+        # A tiny model is built once, by rank 0, before the other ranks read it.
+        if not self.dist.is_main:
+            distributed.barrier(self.dist)
+        self.model_path = resolve_model_path(args.model, self.run_dir)
+        if self.dist.is_main:
+            distributed.barrier(self.dist)
+        targets = [m for m in args.lora_target_modules.split(",") if m] or None
+        self.model = load_policy_model(
+            self.model_path,
+            device=self.device,
+            dtype=args.dtype,
+            lora_rank=args.lora_rank,
+            lora_alpha=args.lora_alpha,
+            lora_target_modules=targets,
+        )
+        self.reference = None
+        if args.kl_coef > 0:
+            self.reference = load_policy_model(self.model_path, device=self.device, dtype=args.dtype).eval()
+            self.reference.requires_grad_(False)
+        self.parameters = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.parameters, lr=args.learning_rate, weight_decay=args.weight_decay)
+
+        self.rollout_config = RolloutConfig(
+            num_envs=args.num_envs,
+            mode=args.rollout_mode,
+            max_new_tokens=args.max_new_tokens,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            max_turns=args.max_turns,
+            max_context_tokens=args.max_context_tokens,
+            max_staleness=args.max_staleness,
+        )
+        self.backend, self.engine = build_rollout(
+            env=args.env,
+            env_kwargs=args.env_kwargs,
+            env_fn=args.env_fn,
+            model_path=self.model_path,
+            device=self.device,
+            dtype=args.dtype,
+            workers=args.env_workers,
+            rollout_config=self.rollout_config,
+            max_batch_size=args.max_batch_size,
+            generation=args.generation,
+        )
+        self.pad_id = self.backend.tokenizer.pad_token_id or 0
+        self.step_index = 0
+        self.logger: MetricsLogger | None = None
+        #: The model the training forward passes go through: ``self.model`` wrapped in DDP when
+        #: distributed (set by :meth:`start`, after a resume has loaded the weights).
+        self.policy: Any = self.model
+        self._collector: Any = None  # a one-thread pool for overlapped collection
+        self._pending: tuple[int, Any] | None = None
+
+    def start(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Resume from the newest checkpoint when asked, sync the generation copy, open the logger.
+
+        Args:
+            extra: objects with ``load_state_dict`` (a critic, its optimizer, an advantage
+                history) restored from the checkpoint under their keys.
+
+        Returns:
+            The checkpoint's state (empty when starting fresh).
+        """
+        state: dict[str, Any] = {}
+        checkpoint = latest_checkpoint(self.run_dir) if self.args.resume else None
+        if checkpoint is not None:
+            state = load_checkpoint(checkpoint)
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            for key, target in (extra or {}).items():
+                target.load_state_dict(state["extra"][key])
+            set_rng_state(state["rng"])
+            self.step_index = int(state["step"])
+        self.engine.policy_version = self.step_index
+        self.policy = distributed.wrap_model(self.model, self.dist)  # DDP broadcasts rank 0's weights
+        self.backend.load_weights(policy_state_dict(self.model))
+        if self.dist.is_main:
+            self.logger = MetricsLogger(
+                self.run_dir,
+                tensorboard=self.args.tensorboard,
+                resume_step=self.step_index if self.args.resume else None,
+            )
+            (self.run_dir / "args.json").write_text(json.dumps(args_dict(self.args), indent=2))
+        return state
+
+    # ------------------------------------------------------------------ data parallelism
+
+    def shard(self, items: Sequence[Any]) -> list[Any]:
+        """The share of the step's tasks that this rank collects (all of them in a single process)."""
+        return distributed.shard(items, self.dist)
+
+    def global_counts(self, num_tokens: float, num_rows: float) -> tuple[float, float]:
+        """Tokens and rows summed over the ranks: the loss normalisers (see agentrl.train.distributed)."""
+        return distributed.global_counts(num_tokens, num_rows, self.dist)
+
+    @property
+    def loss_scale(self) -> float:
+        """What each rank's loss is multiplied by before backward (DDP averages gradients over ranks)."""
+        return distributed.loss_scale(self.dist)
+
+    def micro_batches(self, rows: int, parts: int) -> list[list[int]]:
+        """Row indices split into ``parts`` micro-batches; empty ones are kept when distributed.
+
+        Every rank must run the same number of backward passes per optimizer step (each is a
+        collective under DDP), so a rank with fewer rows backs an empty micro-batch with
+        :meth:`backward_nothing` rather than skipping it.
+        """
+        split = [list(range(rows))[i::parts] for i in range(parts)]
+        return split if self.dist.enabled else [part for part in split if part]
+
+    def no_sync(self, module: Any, defer: bool) -> Any:
+        """DDP's ``no_sync`` (skip the all-reduce until the last micro-batch) when ``defer`` and distributed."""
+        import contextlib
+
+        if defer and self.dist.enabled and hasattr(module, "no_sync"):
+            return module.no_sync()
+        return contextlib.nullcontext()
+
+    def backward_nothing(self, module: Any) -> None:
+        """A zero loss through a forward of ``module``: an empty micro-batch's share of DDP's all-reduce.
+
+        It must be a real forward pass: DDP arms its gradient all-reduce in ``forward``, so a loss
+        built from the parameters alone would skip it and desynchronise the ranks.
+        """
+        torch = import_torch()
+        ids = torch.full((1, 2), self.pad_id, dtype=torch.long, device=self.device)
+        out = module(ids, torch.ones_like(ids))  # the policy (HF or peft) and ValueModel take (ids, mask)
+        (getattr(out, "logits", out).float().sum() * 0.0).backward()
+
+    def reduce_totals(self, totals: dict[str, float]) -> dict[str, float]:
+        """Sums over ranks of per-rank metric sums (tokens-weighted statistics, losses)."""
+        return {key: distributed.all_reduce_sum(value, self.dist) for key, value in totals.items()}
+
+    def step_seed(self, step: int | None = None) -> int:
+        """The seed of a step's tasks and sampling (this step by default): a function of (seed, step) only."""
+        step = self.step_index if step is None else step
+        return (self.args.seed * 1_000_003 + step * 7_919) % 2**31
+
+    def collect(self, requests: Sequence[Any], step: int | None = None) -> list[Any]:
+        """Run the requests through the engine, sampling seeded by :meth:`step_seed` (and the rank)."""
+        seed = (self.step_seed(step) + 104_729 * self.dist.rank) % 2**31
+        self.engine.config = dataclasses.replace(self.rollout_config, sampling_seed=seed)
+        return self.engine.run(list(requests))
+
+    # ------------------------------------------------------------------ overlapped collection
+
+    def prefetch(self, requests: Sequence[Any], step: int) -> None:
+        """Start collecting ``step``'s batch in the background, while this step's update runs.
+
+        The generation copy keeps the weights it has until :meth:`finish_step` syncs new ones
+        (between generation batches), so a prefetched trajectory is sampled by the previous
+        policy version, or by two versions across its turns: its ``policy_version`` per turn and
+        ``staleness`` record which, and ``max_staleness`` bounds it.
+        """
+        import concurrent.futures
+
+        if self._collector is None:
+            self._collector = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="agentrl-collect")
+        self._pending = (step, self._collector.submit(self.collect, list(requests), step))
+
+    def rollout_logprobs(self, batch: Any, local_tokens: float) -> tuple[Any, Any, float]:
+        """The behaviour policy's logprobs for the loss, the reference's (or ``None``), and their gap.
+
+        The rollout policy's logprobs are recomputed by the training model, or taken from the
+        sampler (``recompute_old_logprobs``); the gap between the two, per policy token, is a
+        metric. Gradient-free passes use the unwrapped models: through DDP each forward is a collective.
+        """
+        torch = import_torch()
+        from agentrl.train.logprobs import token_logprobs
+
+        temperature = self.args.temperature
+        with torch.no_grad():
+            recomputed, _ = token_logprobs(
+                self.model, batch.input_ids, batch.attention_mask, temperature=temperature, with_entropy=False
+            )
+            gap = float(((recomputed - batch.old_logprobs).abs() * batch.loss_mask).sum() / max(local_tokens, 1.0))
+            old = recomputed if self.args.recompute_old_logprobs else batch.old_logprobs
+            reference = None
+            if self.reference is not None:
+                reference, _ = token_logprobs(
+                    self.reference, batch.input_ids, batch.attention_mask, temperature=temperature, with_entropy=False
+                )
+        return old, reference, gap
+
+    def drop_stale(self, trajectories: Sequence[Any]) -> tuple[list[Any], int]:
+        """The trajectories within ``max_staleness`` of the current policy, and how many were dropped."""
+        bound = self.args.max_staleness
+        if bound is None:
+            return list(trajectories), 0
+        kept = [t for t in trajectories if self.step_index - t.policy_version <= bound]
+        return kept, len(trajectories) - len(kept)
+
+    def take_prefetched(self, step: int) -> list[Any] | None:
+        """The batch prefetched for ``step`` (waiting for it), or ``None`` when there is none."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return None
+        pending_step, future = pending
+        trajectories = future.result()
+        return trajectories if pending_step == step else None
+
+    def finish_step(self, metrics: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        """Sync the new weights to the generation copy, count the step, log, checkpoint when due."""
+        self.backend.load_weights(policy_state_dict(self.model))
+        self.step_index += 1
+        self.engine.policy_version = self.step_index
+        merged = distributed.all_reduce_mean_dict(
+            {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}, self.dist
+        )
+        for key in COUNT_METRICS:  # counts add up over ranks; everything else is a mean
+            if key in merged:
+                merged[key] *= self.dist.world_size
+        metrics.update(merged)
+        if self.logger is not None:
+            self.logger.log(self.step_index, metrics)
+        if self.args.save_every and self.step_index % self.args.save_every == 0:
+            self.save(extra)
+
+    def save(self, extra: dict[str, Any] | None = None) -> Path | None:
+        """Checkpoint what a resumed run needs to continue exactly (``extra``: objects with ``state_dict``).
+
+        Only rank 0 writes (the ranks hold the same weights); the others wait for it.
+        """
+        if not self.dist.is_main:
+            distributed.barrier(self.dist)
+            return None
+        state = {
+            "step": self.step_index,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "extra": {key: value.state_dict() for key, value in (extra or {}).items()},
+            "rng": rng_state(),
+        }
+        path = save_checkpoint(self.run_dir, self.step_index, state)
+        distributed.barrier(self.dist)
+        return path
+
+    def optimizer_step(self, parameters: Sequence[Any], optimizer: Any, max_grad_norm: float) -> float:
+        """Clip the gradients (when ``max_grad_norm > 0``), step, return the norm before clipping."""
+        torch = import_torch()
+        norm = torch.nn.utils.clip_grad_norm_(parameters, max_grad_norm if max_grad_norm > 0 else float("inf"))
+        optimizer.step()
+        return float(norm)
+
+    def close(self) -> None:
+        """Close the engine, the backend, the logger and the process group; idempotent."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending[1].exception()  # let an in-flight collection finish before its engine closes
+        if self._collector is not None:
+            self._collector.shutdown(wait=True)
+            self._collector = None
+        self.engine.close()
+        self.backend.close()
+        if self.logger is not None:
+            self.logger.close()
+        distributed.destroy(self.dist)

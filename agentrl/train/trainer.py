@@ -1,0 +1,91 @@
+"""The base of the GRPO and PPO trainers: :class:`Trainer`, the step and the run loop around their algorithm."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from agentrl.train.args import TrainArgs
+from agentrl.train.metrics import rollout_metrics
+from agentrl.train.run import PolicyRun
+
+__all__ = ["Trainer"]
+
+
+class Trainer:
+    """What the GRPO and PPO trainers share around their algorithm: the step, the run loop, saving.
+
+    Subclasses set ``self.args`` and ``self.run`` (a :class:`PolicyRun`), implement
+    ``requests(step)`` (what to collect) and ``update(trajectories)`` (how to learn from it), and
+    name in ``_extra()`` the objects besides the policy that a checkpoint must hold.
+    """
+
+    args: TrainArgs
+    run: PolicyRun
+
+    def _extra(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def step_index(self) -> int:
+        """Steps done so far (resumed runs start from their checkpoint's)."""
+        return self.run.step_index
+
+    def requests(self, step: int) -> list[Any]:
+        """The rollout requests of ``step``: seeded by (seed, step) only, so resumed runs repeat them."""
+        raise NotImplementedError
+
+    def update(self, trajectories: list[Any]) -> dict[str, Any]:
+        """Learn from a batch of trajectories; return the update's metrics."""
+        raise NotImplementedError
+
+    def step(self) -> dict[str, Any]:
+        """Collect one batch, learn from it, sync the generation copy; return the step's metrics.
+
+        With ``overlap_rollouts`` the batch was collected in the background during the previous
+        step's update, and the next step's collection starts before this update.
+        """
+        args, run = self.args, self.run
+        started = time.perf_counter()
+        step = run.step_index
+        requests = self.requests(step)
+        trajectories = run.take_prefetched(step) if args.overlap_rollouts else None
+        if trajectories is None:
+            trajectories = run.collect(requests, step)
+        generated = time.perf_counter()  # (with overlap: the time spent waiting for the batch)
+        if args.overlap_rollouts and step + 1 < args.max_steps:
+            run.prefetch(self.requests(step + 1), step + 1)
+
+        metrics = rollout_metrics(trajectories, len(requests), policy_version=step)
+        trajectories, stale = run.drop_stale(trajectories)  # too-stale trajectories leave first
+        metrics["filter/stale"] = float(stale)
+        metrics.update(self.update(trajectories))
+        metrics["time/generate_s"] = generated - started
+        metrics["time/step_s"] = time.perf_counter() - started
+        run.finish_step(metrics, extra=self._extra())
+        return metrics
+
+    def train(self) -> list[dict[str, Any]]:
+        """Step until ``max_steps``; checkpoint at the end; write the plot. Returns every step's metrics."""
+        history = []
+        while self.run.step_index < self.args.max_steps:
+            history.append(self.step())
+        self.save()
+        if self.run.logger is not None:
+            self.run.logger.plot()
+        return history
+
+    def save(self) -> Path | None:
+        """Checkpoint everything a resumed run needs to continue exactly (rank 0 writes)."""
+        return self.run.save(extra=self._extra())
+
+    def close(self) -> None:
+        """Close the engine, the backend, the logger and the process group; idempotent."""
+        self.run.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
