@@ -37,14 +37,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("face",),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
-FACE = ("cli", "integrations", "testing", "demo")
+# _system_deps: the stdlib-only set-up script `make` runs before the venv exists (imports nothing of ours).
+FACE = ("cli", "integrations", "testing", "demo", "_system_deps")
 
 
 def layer_of(module: str) -> str | None:
     """The layer of a dotted module name (``None``: outside ``agentrl``, or the root package itself).
 
-    ``agentrl.agents.backends`` is the llm layer; ``cli``, ``integrations``, ``testing`` and
-    ``demo`` are the face; every other top-level package is the layer of its own name.
+    ``agentrl.agents.backends`` is the llm layer; ``cli``, ``integrations``, ``testing``, ``demo``
+    and ``_system_deps`` are the face; every other top-level package is the layer of its own name.
     """
     parts = module.split(".")
     if parts[0] != PACKAGE or len(parts) < 2:
