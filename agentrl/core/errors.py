@@ -11,6 +11,9 @@ __all__ = [
     "DependencyNotInstalled",
     "InvalidActionType",
     "ResetNeeded",
+    "SandboxClosed",
+    "SandboxMisuse",
+    "SandboxOptionError",
     "SandboxUnavailable",
     "TaskFormatError",
     "UnknownTask",
@@ -47,6 +50,26 @@ class TaskFormatError(AgentRLError, ValueError):
 
 class SandboxUnavailable(AgentRLError, RuntimeError):
     """The sandbox backend cannot start on this machine (missing binary, engine not running...)."""
+
+
+class SandboxMisuse(AgentRLError, RuntimeError):
+    """A sandbox was called in a way it does not support; the message says what to call instead."""
+
+
+class SandboxClosed(SandboxMisuse):
+    """A sandbox was used after ``close()``, which released its workers for good.
+
+    >>> str(SandboxClosed("PythonSandbox"))
+    'PythonSandbox is closed; make a new PythonSandbox (or call reset() instead of close() between episodes)'
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"{name} is closed; make a new {name} (or call reset() instead of close() between episodes)")
+
+
+class SandboxOptionError(AgentRLError, ValueError):
+    """A sandbox option with a value the backend does not take; the message names the allowed values."""
 
 
 class DependencyNotInstalled(AgentRLError, ImportError):

@@ -1,10 +1,11 @@
 """The sandbox protocol (core layer): the one place where untrusted actions run.
 
-Every backend (Python workers, SQLite, browser, desktop, Docker) speaks this protocol, so an
-environment never knows which one it has. A sandbox never raises because of what the *agent* sent:
-bad code, timeouts and crashes come back as an :class:`ExecutionResult` with ``ok=False``. It raises
-only for our own misuse (executing after :meth:`Sandbox.close`) or when it cannot start at all
-(:class:`agentrl.core.errors.SandboxUnavailable`).
+The code-running backends (Python workers, Docker, the remote sandbox server, SQLite) speak this
+protocol, so a text environment never knows which one it has; the browser and the desktop are driven
+through their own interfaces (see :mod:`agentrl.sandboxes.base`). A sandbox never raises because of
+what the *agent* sent: bad code, timeouts and crashes come back as an :class:`ExecutionResult` with
+``ok=False``. It raises only for our own misuse (:class:`agentrl.core.errors.SandboxMisuse`) or when it
+cannot start at all (:class:`agentrl.core.errors.SandboxUnavailable`).
 
 The protocol lives in ``core`` so that :class:`~agentrl.core.env.AgentEnv` can type against it without
 importing the sandboxes layer; :mod:`agentrl.sandboxes.base` re-exports it with the backends' shared

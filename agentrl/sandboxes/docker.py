@@ -10,6 +10,9 @@ Containers: no network (``network_mode="none"``), read-only root, a size-capped 
 only writable place (and the cwd), memory/CPU/pids limits in the cgroup, uid 1000, every capability
 dropped, ``no-new-privileges``, and the worker's rlimits (address space, CPU seconds, file size)
 inside. A call past its deadline, or a container that dies, is killed and replaced by a warm spare.
+
+The pool and the request protocol are :mod:`agentrl.sandboxes.pool`, shared with the process tier;
+this module starts the containers and is their transport (the attached stream).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ import contextlib
 import json
 import select
 import socket
-import struct
 import threading
 import time
 import uuid
@@ -26,27 +28,28 @@ import weakref
 from typing import Any, Literal
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
-from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, FinalizedSandbox
-from agentrl.sandboxes.python import _DEFAULT_PREIMPORT, _Pool
+from agentrl.sandboxes.pool import (
+    DEFAULT_PREIMPORT,
+    MAX_FRAME,
+    MODES,
+    STARTUP_TIMEOUT_S,
+    ChannelCorrupt,
+    PooledSandbox,
+    WorkerPool,
+    await_ready,
+    check_option,
+)
 
 __all__ = ["DockerSandbox"]
 
-_MAGIC = b"AGRL"
-_HEADER = struct.Struct(">4sI")
-_MAX_RESPONSE = 64 * 1024 * 1024
-_STARTUP_TIMEOUT_S = 120.0
 _LABEL = "agentrl.sandbox"
 _OWNER_LABEL = "agentrl.sandbox.owner"
 _NPROC = 4096  # per-uid and shared by every container on the host: the pids cgroup is the real cap
 _DIED = "the container died and was replaced"
 
 
-class _Corrupt(Exception):
-    pass
-
-
 class _Container:
-    """One started container, its attached socket and the demultiplexed stdout buffer."""
+    """One started container, its attached socket and the demultiplexed stdout buffer: a pool ``WorkerTransport``."""
 
     def __init__(self, client: Any, container_id: str, sock: Any, response: Any) -> None:
         self.client = client
@@ -62,6 +65,7 @@ class _Container:
         self.info: dict = {}
 
     def alive(self) -> bool:
+        """Whether the stream is open (the worker is the container's pid 1: its exit ends the stream)."""
         return not self.dead and not self.eof
 
     def fileno(self) -> int:
@@ -80,8 +84,8 @@ class _Container:
                 self.out += payload
             elif stream == 2 and len(self.err) < 65536:
                 self.err += payload[: 65536 - len(self.err)]
-        if len(self.out) > _MAX_RESPONSE + 16:
-            raise _Corrupt("too much data on the control channel")
+        if len(self.out) > MAX_FRAME + 16:
+            raise ChannelCorrupt("too much data on the control channel")
 
     def _pump(self, deadline: float | None) -> None:
         """Read once (waiting until ``deadline``; ``None``: only what is there now)."""
@@ -108,34 +112,24 @@ class _Container:
         self._raw += chunk
         self._demux()
 
-    def _take(self, n: int, deadline: float) -> bytes:
+    def read(self, n: int, deadline: float) -> bytes:
+        """Read exactly ``n`` bytes of the worker's stdout."""
         while len(self.out) < n:
             self._pump(deadline)
         data = bytes(self.out[:n])
         del self.out[:n]
         return data
 
-    def recv(self, deadline: float) -> dict:
-        magic, length = _HEADER.unpack(self._take(_HEADER.size, deadline))
-        if magic != _MAGIC or length > _MAX_RESPONSE:
-            raise _Corrupt("bad frame header")
-        try:
-            msg = json.loads(self._take(length, deadline).decode("utf-8", errors="replace"))
-        except ValueError as exc:
-            raise _Corrupt("bad frame body") from exc
-        if not isinstance(msg, dict):
-            raise _Corrupt("bad frame body")
-        return msg
-
-    def unsolicited(self) -> bool:
+    def pending(self) -> bool:
+        """Whether the worker wrote to stdout unasked."""
         with contextlib.suppress(TimeoutError):
             self._pump(None)
         return bool(self.out)
 
-    def send(self, msg: dict, deadline: float) -> None:
-        body = json.dumps(msg, ensure_ascii=True).encode("ascii")
-        data = memoryview(_HEADER.pack(_MAGIC, len(body)) + body)
-        while data:
+    def write(self, data: bytes, deadline: float) -> None:
+        """Write ``data`` to the worker's stdin."""
+        view = memoryview(data)
+        while view:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
@@ -143,15 +137,32 @@ class _Container:
             if not w:
                 raise TimeoutError
             try:
-                n = self.sock.send(data[: 1 << 20], socket.MSG_DONTWAIT)
+                n = self.sock.send(view[: 1 << 20], socket.MSG_DONTWAIT)
             except (BlockingIOError, InterruptedError):
                 continue
-            data = data[n:]
+            view = view[n:]
 
     def state(self) -> dict:
+        """The engine's view of the container (``Running``, ``ExitCode``, ``OOMKilled``...)."""
         with contextlib.suppress(Exception):
             return dict(self.client.api.inspect_container(self.id).get("State") or {})
         return {}
+
+    def exit_reason(self) -> str:
+        """How the container ended, from the engine (asked before the container is removed)."""
+        state = {}
+        for _ in range(20):  # the engine notices the exit a moment after the stream ends
+            state = self.state()
+            if not state.get("Running", False):
+                break
+            time.sleep(0.01)
+        details = []
+        if state.get("OOMKilled"):
+            details.append("out of memory")
+        code = state.get("ExitCode")
+        if isinstance(code, int) and not state.get("Running", False):
+            details.append(f"exit status {code}" if code < 128 else f"killed by signal {code - 128}")
+        return _DIED + (f" ({', '.join(details)})" if details else "")
 
     def kill(self) -> None:
         """Close the stream and remove the container (and everything running in it)."""
@@ -172,12 +183,12 @@ def _remove_labelled(client: Any, owner: str) -> None:
                 client.api.remove_container(c["Id"], force=True, v=True)
 
 
-def _finalize(pool: _Pool, client: Any, owner: str) -> None:
+def _finalize(pool: WorkerPool, client: Any, owner: str) -> None:
     pool.close()
     _remove_labelled(client, owner)
 
 
-class DockerSandbox(FinalizedSandbox):
+class DockerSandbox(PooledSandbox):
     r"""Run untrusted Python in warm, locked-down Docker containers (same semantics as PythonSandbox).
 
     Args:
@@ -205,10 +216,14 @@ class DockerSandbox(FinalizedSandbox):
     Raises:
         DependencyNotInstalled: the ``docker`` SDK is missing (``pip install 'agentrl-gym[docker]'``).
         SandboxUnavailable: no engine answers, or the image cannot be built.
+        SandboxOptionError: an unknown ``mode``.
 
     """
 
     isolation_level = "docker"
+    _restart_note = "the interpreter was restarted in a new container"
+    _corrupt_note = "; the container was replaced"
+    _lost_note = {"session": "; its variables are lost", "stateless": ""}
 
     def __init__(
         self,
@@ -225,11 +240,10 @@ class DockerSandbox(FinalizedSandbox):
         max_file_mb: int = 16,
         max_output_chars: int = 8000,
         mode: Literal["session", "stateless"] = "session",
-        preimport: tuple[str, ...] | list[str] = _DEFAULT_PREIMPORT,
+        preimport: tuple[str, ...] | list[str] = DEFAULT_PREIMPORT,
     ) -> None:
         """Connect to the engine, make sure of the image, and start warming containers."""
-        if mode not in ("session", "stateless"):
-            raise ValueError(f"mode must be 'session' or 'stateless', not {mode!r}")
+        check_option("mode", mode, MODES)
         try:
             import docker
         except ImportError as exc:
@@ -269,7 +283,7 @@ class DockerSandbox(FinalizedSandbox):
             f"uid 1000, all capabilities dropped, no-new-privileges, rlimits (CPU {self.cpu_s:g}s, "
             f"file {self.max_file_mb} MB), {self.timeout_s:g}s deadline per call"
         )
-        self._pool = _Pool(self._spawn, max(0, int(pool_size)))
+        self._pool: WorkerPool[_Container] = WorkerPool(self._spawn, max(0, int(pool_size)))
         self._finalizer = weakref.finalize(self, _finalize, self._pool, client, self._owner)
 
     # -- containers ------------------------------------------------------------------------
@@ -340,10 +354,7 @@ class DockerSandbox(FinalizedSandbox):
             sock = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
             box = _Container(self.client, cid, sock, getattr(sock, "_response", None))
             api.start(cid)
-            ready = box.recv(time.monotonic() + _STARTUP_TIMEOUT_S)
-            if not ready.get("ready"):
-                raise OSError("unexpected first message")
-            box.info = ready
+            await_ready(box, time.monotonic() + STARTUP_TIMEOUT_S)
         except Exception as exc:
             err = bytes(box.err).decode("utf-8", "replace")[-2000:] if box is not None else ""
             if box is not None:
@@ -355,99 +366,6 @@ class DockerSandbox(FinalizedSandbox):
                 f"the sandbox container failed to start ({exc!r}); image {self.image}; stderr: {err or '<empty>'}"
             ) from exc
         return box
-
-    def _active(self) -> _Container:
-        pool = self._pool
-        active = pool.active
-        if active is None or active.dead:
-            active = pool.take(_STARTUP_TIMEOUT_S)
-        return active
-
-    def _replace(self, box: _Container) -> None:
-        box.kill()  # synchronously: nothing the timed-out code started keeps running
-        with self._pool.cond:
-            if self._pool.active is box:
-                self._pool.active = None
-            self._pool.cond.notify_all()
-
-    # -- public API --------------------------------------------------------------------------
-    def reset(self) -> None:
-        """Throw the container (its variables and /tmp) away and switch to a warm spare."""
-        with self._lock:
-            self._check_open()
-            old, self._pool.active = self._pool.active, None
-            self._pool.discard(old)
-            with self._pool.cond:
-                self._pool.cond.notify_all()
-
-    def execute(self, request: ExecutionRequest) -> ExecutionResult:
-        """Run ``request.code`` in the active container; never raises because of what the code does."""
-        with self._lock:
-            self._check_open()
-            start = time.monotonic()
-            timeout = self.timeout_s if request.timeout_s is None else float(request.timeout_s)
-            box = self._active()
-            deadline = time.monotonic() + timeout
-            nonce = uuid.uuid4().hex
-            code = request.code
-            if isinstance(code, (bytes, bytearray)):
-                code = bytes(code).decode("utf-8", errors="replace")
-            msg = {
-                "nonce": nonce,
-                "code": str(code),
-                "cpu_s": min(self.cpu_s, timeout),
-                "max_output_chars": self.max_output_chars,
-            }
-            try:
-                if box.unsolicited():
-                    raise _Corrupt("unsolicited data on the control channel")
-                box.send(msg, deadline)
-                resp = box.recv(deadline)
-                if resp.get("nonce") != nonce:
-                    raise _Corrupt("reply does not match the request")
-            except TimeoutError:
-                self._replace(box)
-                return ExecutionResult(
-                    ok=False,
-                    output="",
-                    timed_out=True,
-                    latency_s=time.monotonic() - start,
-                    error=f"timed out after {timeout:g}s; the interpreter was restarted in a "
-                    f"new container and its variables are lost",
-                )
-            except (OSError, EOFError, ValueError, _Corrupt) as exc:
-                why = self._why_died(box, exc)
-                self._replace(box)
-                lost = "; its variables are lost" if self.mode == "session" else ""
-                return ExecutionResult(ok=False, output="", error=why + lost, latency_s=time.monotonic() - start)
-            output = resp.get("output") or ""
-            if not isinstance(output, str):
-                output = str(output)
-            error = resp.get("error")
-            return ExecutionResult(
-                ok=bool(resp.get("ok")),
-                output=output,
-                error=None if error is None else str(error),
-                truncated=bool(resp.get("truncated")),
-                latency_s=time.monotonic() - start,
-            )
-
-    def _why_died(self, box: _Container, exc: BaseException) -> str:
-        if isinstance(exc, _Corrupt):
-            return f"the code corrupted the sandbox's control channel ({exc}); the container was replaced"
-        state = {}
-        for _ in range(20):  # the engine notices the exit a moment after the stream ends
-            state = box.state()
-            if not state.get("Running", False):
-                break
-            time.sleep(0.01)
-        details = []
-        if state.get("OOMKilled"):
-            details.append("out of memory")
-        code = state.get("ExitCode")
-        if isinstance(code, int) and not state.get("Running", False):
-            details.append(f"exit status {code}" if code < 128 else f"killed by signal {code - 128}")
-        return _DIED + (f" ({', '.join(details)})" if details else "")
 
     def __repr__(self) -> str:
         """Show the image and the mode."""

@@ -24,7 +24,7 @@ import tempfile
 import time
 from typing import Any
 
-from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
+from agentrl.core.errors import DependencyNotInstalled, SandboxMisuse, SandboxUnavailable
 
 __all__ = [
     "IMAGE_REPO",
@@ -203,7 +203,7 @@ class PrivateDockerDaemon:
     def client(self, timeout: int = 120) -> Any:
         """Return a docker SDK client for this engine (closed when the daemon stops)."""
         if not self.host or self._proc is None:
-            raise RuntimeError("PrivateDockerDaemon is not running")
+            raise SandboxMisuse("PrivateDockerDaemon is not running: call start() first (or use it in a with block)")
         client = _docker_sdk().DockerClient(base_url=self.host, timeout=timeout)
         self._clients.append(client)
         return client

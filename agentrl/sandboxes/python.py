@@ -4,7 +4,8 @@ Starting an isolated interpreter costs 50-100 ms (and about a second once numpy 
 imported); a warm worker answers a trivial snippet over a pipe in well under a millisecond. So a
 :class:`PythonSandbox` keeps one *active* worker plus ``pool_size`` warm spares: ``reset()`` and
 the replacement of a killed worker just swap in a spare while another one warms up in the
-background.
+background. The pool and the request protocol are :mod:`agentrl.sandboxes.pool`, shared with the
+Docker tier; this module starts the workers and is their transport (a pair of pipes).
 
 Isolation, strongest available first:
 
@@ -31,26 +32,29 @@ import os
 import select
 import shutil
 import site
-import struct
 import sys
 import tempfile
 import threading
 import time
-import uuid
 import weakref
 from dataclasses import dataclass, field
 from typing import Literal
 
 from agentrl.core.errors import SandboxUnavailable
-from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, FinalizedSandbox
+from agentrl.sandboxes.pool import (
+    DEFAULT_PREIMPORT,
+    MODES,
+    STARTUP_TIMEOUT_S,
+    ChannelCorrupt,
+    PooledSandbox,
+    WorkerPool,
+    await_ready,
+    check_option,
+)
 
 __all__ = ["PythonSandbox"]
 
 _WORKER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
-_MAGIC = b"AGRL"
-_HEADER = struct.Struct(">4sI")
-_MAX_RESPONSE = 64 * 1024 * 1024
-_STARTUP_TIMEOUT_S = 120.0
 _SANDBOX_WORKER_PATH = "/agentrl_worker.py"
 _SCRATCH = "/scratch"
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -60,8 +64,6 @@ _UIDS_PER_PROCESS = 1024
 _uid_lock = threading.Lock()
 _uid_counter = itertools.count()
 _uids_in_use: set[int] = set()
-
-_DEFAULT_PREIMPORT = ("math", "fractions", "itertools", "functools", "collections", "numpy", "sympy")
 
 
 def _is_root() -> bool:
@@ -156,7 +158,7 @@ def _under(path: str, root: str) -> bool:
 
 @dataclass
 class _Worker:
-    """One started interpreter (bwrap or plain subprocess) and its protocol pipes."""
+    """One started interpreter (bwrap or plain subprocess) and its protocol pipes: a pool ``WorkerTransport``."""
 
     proc: object
     req_w: int
@@ -169,7 +171,39 @@ class _Worker:
     dead: bool = False
 
     def alive(self) -> bool:
+        """Whether the interpreter still runs (and was not killed)."""
         return not self.dead and self.proc.poll() is None  # type: ignore[attr-defined]
+
+    def pending(self) -> bool:
+        """Whether the worker wrote to the reply pipe unasked."""
+        r, _, _ = select.select([self.resp_r], [], [], 0)
+        return bool(r)
+
+    def write(self, data: bytes, deadline: float) -> None:
+        """Write ``data`` to the request pipe (non-blocking, so a full pipe cannot outlast ``deadline``)."""
+        fd = self.req_w
+        view = memoryview(data)
+        os.set_blocking(fd, False)
+        while view:
+            try:
+                n = os.write(fd, view)
+            except BlockingIOError:
+                _wait(fd, deadline, write=True)
+                continue
+            view = view[n:]
+
+    def read(self, n: int, deadline: float) -> bytes:
+        """Read exactly ``n`` bytes from the reply pipe."""
+        return _read_exact(self.resp_r, n, deadline)
+
+    def exit_reason(self) -> str:
+        """How the interpreter ended, from its exit status."""
+        status = self.proc.poll()  # type: ignore[attr-defined]
+        if status is None or status == 0:
+            return "the interpreter exited"
+        if status < 0:
+            return f"the interpreter was killed by signal {-status}"
+        return f"the interpreter exited with status {status}"
 
     def kill(self) -> None:
         """Kill the worker and everything it spawned, reap it, remove its scratch dir."""
@@ -207,114 +241,7 @@ class _Worker:
         _release_uid(self.uid)
 
 
-class _Pool:
-    """Everything that must be cleaned up; kept apart from PythonSandbox for the weakref finalizer."""
-
-    def __init__(self, spawn, size: int) -> None:
-        self._spawn = spawn
-        self.size = size
-        self.cond = threading.Condition()
-        self.spares: list[_Worker] = []
-        self.starting = 0
-        self.error: BaseException | None = None
-        self.closed = False
-        self.active: _Worker | None = None
-        self.doomed: list[_Worker] = []
-        # One long-lived thread starts every worker: the workers' parent-death signal fires when
-        # the *thread* that forked them exits, so short-lived threads would kill them.
-        self.thread = threading.Thread(target=self._loop, name="agentrl-sandbox-spawner", daemon=True)
-        self.thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            with self.cond:
-                while not self.closed and not self.doomed and len(self.spares) + self.starting >= self.size + (
-                        1 if self.active is None else 0):
-                    self.cond.wait()
-                if self.closed:
-                    doomed, self.doomed = self.doomed, []
-                    break
-                doomed, self.doomed = self.doomed, []
-                need = len(self.spares) + self.starting < self.size + (1 if self.active is None else 0)
-                if need:
-                    self.starting += 1
-            for w in doomed:
-                w.kill()
-            if not need:
-                continue
-            worker = None
-            try:
-                worker = self._spawn()
-            except BaseException as exc:
-                with self.cond:
-                    self.error = exc
-                    self.starting -= 1
-                    self.cond.notify_all()
-                return
-            with self.cond:
-                self.starting -= 1
-                if self.closed:
-                    doomed = [worker]
-                else:
-                    self.spares.append(worker)
-                    doomed = []
-                self.cond.notify_all()
-            for w in doomed:
-                w.kill()
-        for w in doomed:
-            w.kill()
-
-    def take(self, timeout: float) -> _Worker:
-        """Make a warm spare the active worker (waiting for one to be ready) and return it."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                while self.spares:
-                    w = self.spares.pop(0)
-                    if w.alive():
-                        self.active = w
-                        self.cond.notify_all()
-                        return w
-                    self.doomed.append(w)
-                if self.error is not None:
-                    raise self.error
-                if self.closed:
-                    raise SandboxUnavailable("sandbox is closed")
-                self.cond.notify_all()
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise SandboxUnavailable("no sandbox worker became ready in time")
-                self.cond.wait(min(left, 1.0))
-
-    def discard(self, w: _Worker | None) -> None:
-        """Kill in the background: the caller gets its spare without waiting for the cleanup."""
-        if w is None:
-            return
-        with self.cond:
-            if self.closed or not self.thread.is_alive():
-                w_now = True
-            else:
-                self.doomed.append(w)
-                self.cond.notify_all()
-                w_now = False
-        if w_now:
-            w.kill()
-
-    def close(self) -> None:
-        with self.cond:
-            if self.closed:
-                return
-            self.closed = True
-            workers = self.spares + self.doomed + ([self.active] if self.active else [])
-            self.spares, self.doomed, self.active = [], [], None
-            self.cond.notify_all()
-        for w in workers:
-            w.kill()
-        if self.thread is not threading.current_thread():
-            self.thread.join(timeout=_STARTUP_TIMEOUT_S)
-
-
-class PythonSandbox(FinalizedSandbox):
+class PythonSandbox(PooledSandbox):
     r"""Run untrusted Python in warm, isolated, resource-limited worker processes.
 
     Args:
@@ -343,6 +270,7 @@ class PythonSandbox(FinalizedSandbox):
 
     Raises:
         SandboxUnavailable: ``isolation="bwrap"`` without a working bubblewrap.
+        SandboxOptionError: an unknown ``mode`` or ``isolation``.
 
     Example:
         >>> from agentrl.sandboxes.base import ExecutionRequest
@@ -367,14 +295,12 @@ class PythonSandbox(FinalizedSandbox):
         max_file_mb: int = 16,
         max_output_chars: int = 8000,
         isolation: Literal["auto", "bwrap", "process"] = "auto",
-        preimport: tuple[str, ...] | list[str] = _DEFAULT_PREIMPORT,
+        preimport: tuple[str, ...] | list[str] = DEFAULT_PREIMPORT,
         pool_size: int = 1,
     ) -> None:
         """Validate the options and start warming workers in the background (see the class doc)."""
-        if mode not in ("session", "stateless"):
-            raise ValueError(f"mode must be 'session' or 'stateless', not {mode!r}")
-        if isolation not in ("auto", "bwrap", "process"):
-            raise ValueError(f"isolation must be 'auto', 'bwrap' or 'process', not {isolation!r}")
+        check_option("mode", mode, MODES)
+        check_option("isolation", isolation, ("auto", "bwrap", "process"))
         self.mode = mode
         self.timeout_s = float(timeout_s)
         self.cpu_s = float(cpu_s if cpu_s is not None else timeout_s)
@@ -394,12 +320,12 @@ class PythonSandbox(FinalizedSandbox):
         self.isolation: str = self._describe()
         self._lock = threading.RLock()
         self._closed = False
-        self._pool = _Pool(self._spawn, self.pool_size)
-        self._finalizer = weakref.finalize(self, _Pool.close, self._pool)
+        self._pool: WorkerPool[_Worker] = WorkerPool(self._spawn, self.pool_size)
+        self._finalizer = weakref.finalize(self, WorkerPool.close, self._pool)
         if isolation == "bwrap":
             # Fail now, with the fix, rather than at the first execute().
             try:
-                self._pool.take(_STARTUP_TIMEOUT_S)
+                self._pool.take(STARTUP_TIMEOUT_S)
             except BaseException:
                 self.close()
                 raise
@@ -530,15 +456,12 @@ class PythonSandbox(FinalizedSandbox):
         worker = _Worker(proc, req_w, resp_r, scratch, uid, None, kill_by_uid=uid is not None)
         try:
             if info_r >= 0:
-                info = _read_all(info_r, time.monotonic() + _STARTUP_TIMEOUT_S)
+                info = _read_all(info_r, time.monotonic() + STARTUP_TIMEOUT_S)
                 with contextlib.suppress(ValueError):
                     ns_init = int(json.loads(info.decode("utf-8", "replace"))["child-pid"])
                 worker.ns_init = ns_init
-            ready = _recv(resp_r, time.monotonic() + _STARTUP_TIMEOUT_S)
-            if not ready.get("ready"):
-                raise OSError("unexpected first message")
-            worker.info = ready
-        except (OSError, EOFError, ValueError, TimeoutError, _Corrupt) as exc:
+            await_ready(worker, time.monotonic() + STARTUP_TIMEOUT_S)
+        except (OSError, EOFError, ValueError, TimeoutError, ChannelCorrupt) as exc:
             worker.kill()
             errfile.seek(0)
             err = errfile.read().decode("utf-8", "replace").strip()[-2000:]
@@ -554,101 +477,9 @@ class PythonSandbox(FinalizedSandbox):
         errfile.close()
         return worker
 
-    # -- public API --------------------------------------------------------------------------
-    def _active(self) -> _Worker:
-        pool = self._pool
-        active = pool.active
-        if active is None or active.dead:
-            active = pool.take(_STARTUP_TIMEOUT_S)
-        return active
-
-    def reset(self) -> None:
-        """Throw the interpreter (and its scratch files) away and switch to a fresh warm spare."""
-        with self._lock:
-            self._check_open()
-            old, self._pool.active = self._pool.active, None
-            self._pool.discard(old)
-            with self._pool.cond:
-                self._pool.cond.notify_all()
-
-    def execute(self, request: ExecutionRequest) -> ExecutionResult:
-        """Run ``request.code``; never raises because of what the code does.
-
-        Args:
-            request: the code, and optionally a per-call ``timeout_s``.
-
-        Returns:
-            The result: ``output`` holds stdout+stderr and, notebook style, the repr of a trailing
-            expression; ``error`` the traceback tail of user errors.
-
-        """
-        with self._lock:
-            self._check_open()
-            start = time.monotonic()
-            timeout = self.timeout_s if request.timeout_s is None else float(request.timeout_s)
-            worker = self._active()
-            start_call = time.monotonic()
-            deadline = start_call + timeout
-            nonce = uuid.uuid4().hex
-            code = request.code
-            if isinstance(code, (bytes, bytearray)):
-                code = bytes(code).decode("utf-8", errors="replace")
-            msg = {"nonce": nonce, "code": str(code), "cpu_s": min(self.cpu_s, timeout),
-                   "max_output_chars": self.max_output_chars}
-            try:
-                if _readable(worker.resp_r):
-                    raise _Corrupt("unsolicited data on the control channel")
-                _send(worker.req_w, msg, deadline)
-                resp = _recv(worker.resp_r, deadline)
-                if resp.get("nonce") != nonce:
-                    raise _Corrupt("reply does not match the request")
-            except TimeoutError:
-                self._replace(worker)
-                return ExecutionResult(ok=False, output="", timed_out=True, latency_s=time.monotonic() - start,
-                                       error=f"timed out after {timeout:g}s; the interpreter was restarted "
-                                             f"and its variables are lost")
-            except (OSError, EOFError, ValueError, _Corrupt) as exc:
-                status = worker.proc.poll()  # type: ignore[attr-defined]
-                self._replace(worker)
-                if isinstance(exc, _Corrupt):
-                    why = f"the code corrupted the sandbox's control channel ({exc})"
-                elif status is None or status == 0:
-                    why = "the interpreter exited"
-                elif status < 0:
-                    why = f"the interpreter was killed by signal {-status}"
-                else:
-                    why = f"the interpreter exited with status {status}"
-                lost = "; it was restarted and its variables are lost" if self.mode == "session" else \
-                    "; it was restarted"
-                return ExecutionResult(ok=False, output="", error=why + lost, latency_s=time.monotonic() - start)
-            output = resp.get("output") or ""
-            if not isinstance(output, str):
-                output = str(output)
-            error = resp.get("error")
-            return ExecutionResult(ok=bool(resp.get("ok")), output=output,
-                                   error=None if error is None else str(error),
-                                   truncated=bool(resp.get("truncated")), latency_s=time.monotonic() - start)
-
-    def _replace(self, worker: _Worker) -> None:
-        # Kill synchronously so that nothing the timed-out code started keeps running meanwhile.
-        worker.kill()
-        with self._pool.cond:
-            if self._pool.active is worker:
-                self._pool.active = None
-            self._pool.cond.notify_all()
-
     def __repr__(self) -> str:
         """Show the mode and the isolation level."""
         return f"PythonSandbox(mode={self.mode!r}, isolation_level={self.isolation_level!r})"
-
-
-class _Corrupt(Exception):
-    pass
-
-
-def _readable(fd: int) -> bool:
-    r, _, _ = select.select([fd], [], [], 0)
-    return bool(r)
 
 
 def _wait(fd: int, deadline: float, write: bool = False) -> None:
@@ -665,19 +496,6 @@ def _wait(fd: int, deadline: float, write: bool = False) -> None:
             raise TimeoutError
 
 
-def _send(fd: int, msg: dict, deadline: float) -> None:
-    body = json.dumps(msg, ensure_ascii=True).encode("ascii")
-    data = memoryview(_HEADER.pack(_MAGIC, len(body)) + body)
-    os.set_blocking(fd, False)
-    while data:
-        try:
-            n = os.write(fd, data)
-        except BlockingIOError:
-            _wait(fd, deadline, write=True)
-            continue
-        data = data[n:]
-
-
 def _read_exact(fd: int, n: int, deadline: float) -> bytes:
     chunks = []
     while n:
@@ -688,19 +506,6 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
         chunks.append(chunk)
         n -= len(chunk)
     return b"".join(chunks)
-
-
-def _recv(fd: int, deadline: float) -> dict:
-    magic, length = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
-    if magic != _MAGIC or length > _MAX_RESPONSE:
-        raise _Corrupt("bad frame header")
-    try:
-        msg = json.loads(_read_exact(fd, length, deadline).decode("utf-8", errors="replace"))
-    except ValueError as exc:
-        raise _Corrupt("bad frame body") from exc
-    if not isinstance(msg, dict):
-        raise _Corrupt("bad frame body")
-    return msg
 
 
 def _read_all(fd: int, deadline: float) -> bytes:

@@ -12,8 +12,8 @@ connection, and never raises because of the agent's code. Failures of the link c
   and the result says that earlier variables are lost and the code was not run;
 * a per-call deadline of the code's timeout plus ``margin_s`` bounds every call.
 
-Misuse raises: executing after :meth:`close` (``RuntimeError``), or a token the server refuses
-(:class:`~agentrl.core.errors.SandboxUnavailable`).
+Misuse raises: executing after :meth:`close` (:class:`~agentrl.core.errors.SandboxClosed`), or a token
+the server refuses (:class:`~agentrl.core.errors.SandboxUnavailable`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from agentrl.core.errors import SandboxUnavailable
+from agentrl.core.errors import SandboxClosed, SandboxUnavailable
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
 
 __all__ = ["RemoteSandbox"]
@@ -176,7 +176,7 @@ class RemoteSandbox:
         """Run ``request`` in the server session; link failures come back as ``ok=False`` results."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("RemoteSandbox is closed")
+                raise SandboxClosed("RemoteSandbox")
             start = time.monotonic()
 
             def failed(error: str, timed_out: bool = False) -> ExecutionResult:
@@ -235,7 +235,7 @@ class RemoteSandbox:
         """Start over from a clean interpreter (a server-side reset; a new session if that fails)."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("RemoteSandbox is closed")
+                raise SandboxClosed("RemoteSandbox")
             if self._session is None:
                 return
             try:

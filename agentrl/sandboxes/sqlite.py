@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentrl.core.errors import SandboxClosed, SandboxMisuse, SandboxOptionError, SandboxUnavailable
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
 
 __all__ = ["QueryOutcome", "SQLiteSandbox", "count_statements", "render_table"]
@@ -306,7 +307,7 @@ class _Worker:
             return False, None
         status, payload = self.conn.recv()
         if status != "ok":
-            raise RuntimeError(f"sqlite worker failed: {payload}")
+            raise SandboxUnavailable(f"the SQLite worker process failed: {payload}")
         return True, payload
 
     def kill(self) -> None:
@@ -337,7 +338,7 @@ class SQLiteSandbox:
     def __init__(self, *, timeout_s: float = 5.0, max_rows: int = 50, max_cell_chars: int = 200,
                  max_fetch_rows: int = 100_000, mode: Literal["thread", "process"] = "thread") -> None:
         if mode not in ("thread", "process"):
-            raise ValueError(f"mode must be 'thread' or 'process', not {mode!r}")
+            raise SandboxOptionError(f"mode must be 'thread' or 'process', not {mode!r}")
         self.timeout_s = timeout_s
         self.max_rows = max_rows
         self.max_cell_chars = max_cell_chars
@@ -454,12 +455,12 @@ class SQLiteSandbox:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("SQLiteSandbox is closed")
+            raise SandboxClosed("SQLiteSandbox")
 
     def _check_ready(self) -> None:
         self._check_open()
         if self._copy is None:
-            raise RuntimeError("SQLiteSandbox has no database: call load(db_path) first")
+            raise SandboxMisuse("SQLiteSandbox has no database: call load(db_path) first")
 
     def _drop_copy(self) -> None:
         if self._con is not None:
@@ -478,7 +479,7 @@ class SQLiteSandbox:
         if not ok:
             self._worker.kill()
             self._worker = None
-            raise RuntimeError("sqlite worker did not start")
+            raise SandboxUnavailable("the SQLite worker process did not start within 60 s")
 
     def _call_worker(self, msg: tuple[Any, ...], timeout_s: float) -> Any:
         """The worker's reply, or ``None`` when it overran and was killed (a fresh one is started)."""
