@@ -230,8 +230,12 @@ class DesktopSession:
     Attributes: ``display`` (``":<n>"``), ``display_number``, ``width``, ``height``, ``home`` (the
     session's HOME), ``window_manager_name`` (``"xfwm4"`` or ``None``) and ``window_manager_note``
     (why there is none), ``accessibility_note`` (why there is no AT-SPI bus, when there is none),
-    ``pids`` (every pid started so far, Xvfb, WM and the session's D-Bus daemon and AT-SPI launcher
-    included).
+    ``pids`` (the host pids started so far: Xvfb, the WM and the sandbox), ``jail`` (the sandbox every
+    app, command and action runs in) and ``isolation_warning``.
+
+    ``sandbox``: ``True`` requires bubblewrap for the sandbox, ``False`` runs its processes as plain
+    children (inside a container, which is then the boundary), ``None`` uses bubblewrap where installed
+    and warns (``RuntimeWarning``) where it is not.
     """
 
     def __init__(
@@ -260,6 +264,7 @@ class DesktopSession:
         # worker are started from this one long-lived thread, never from an HTTP handler's.
         self._worker_thread: ThreadPoolExecutor | None = ThreadPoolExecutor(1, thread_name_prefix="agentrl-desktop")
         self._sandbox = sandbox
+        self._warned = False
         self._accessibility = accessibility
         self._startup_timeout_s = float(startup_timeout_s)
         xvfb = ensure_xvfb()
@@ -463,6 +468,11 @@ class DesktopSession:
 
         self._state.jail = self._worker_thread.submit(start).result()
         self.pids.append(self._state.jail.host_pid or -1)
+        if self._sandbox is None and not self._state.jail.sandboxed and not self._warned:
+            import warnings
+
+            self._warned = True  # the caller did not choose this: say what isolation is missing
+            warnings.warn(f"AgentRL desktop: {self._state.jail.isolation_warning}", RuntimeWarning, stacklevel=3)
         self._state.bus = self._state.a11y = None
         self._state.bus_address = None
         if self._accessibility:
