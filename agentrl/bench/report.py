@@ -31,7 +31,7 @@ from typing import Any
 from agentrl.bench.results import AGENT, INFRASTRUCTURE, ErrorGroup, LineProblem, error_class, group_errors, json_safe
 from agentrl.bench.stats import GroupStats, agent_label, format_summary, summarize
 
-__all__ = ["format_error_lines", "format_skip_lines", "render_report", "write_report"]
+__all__ = ["directory_notes", "format_error_lines", "format_skip_lines", "render_report", "write_report"]
 
 _E = html.escape
 
@@ -324,6 +324,18 @@ def format_skip_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
         lines.append(f"skipped {len(ids)} env(s) ({shown}): {reason}"
                      + (f"; install with: {' && '.join(fixes)}" if fixes else ""))
     return lines
+
+
+def directory_notes(out: str | os.PathLike[str]) -> list[str]:
+    """What a benchmark directory holds that needs a person: its skipped envs and its errors by reason.
+
+    ``make demo`` prints it at the end, after the several commands that filled the directory.
+    """
+    from agentrl.bench.results import RESULTS_FILE, ResultStore, SkipLog
+
+    records = list(ResultStore(Path(out) / RESULTS_FILE).load().records.values())
+    notes = format_skip_lines(SkipLog(out).load()) + format_error_lines(records)
+    return notes or [f"{len(records)} episode(s) in {out}: no env was skipped and none ended in an error"]
 
 
 def _skipped_section(skipped: Sequence[Mapping[str, Any]]) -> str:

@@ -77,6 +77,7 @@ __all__ = [
     "agent_seed_for",
     "env_fingerprint",
     "episode_key",
+    "merge_install_commands",
     "plan_episodes",
     "reset_seed_for",
     "run_bench",
@@ -700,13 +701,42 @@ def _pending(plan: list[EpisodeSpec], loaded: LoadedResults, retry_errors: bool)
     return [spec for spec in plan if not done(spec.key)]
 
 
+_APT_ONE = re.compile(r"^((?:sudo )?apt-get install -y(?: --no-install-recommends)?) (\S+)$")
+_NO_APT_ONE = re.compile(r"^no apt-get here: install the Debian package '([^']+)' \(or your system's equivalent\)$")
+
+
+def merge_install_commands(commands: Sequence[str]) -> list[str]:
+    """One-package ``apt-get install`` lines (as ``_system_deps`` prints them) merged into one per flavour.
+
+    >>> merge_install_commands(["apt-get install -y xvfb", "apt-get install -y xterm", "npm install x",
+    ...                         "apt-get install -y --no-install-recommends at-spi2-core", "apt-get install -y xvfb"])
+    ['apt-get install -y xvfb xterm', 'npm install x', 'apt-get install -y --no-install-recommends at-spi2-core']
+    """
+    merged: dict[str, list[str]] = {}
+    for command in commands:
+        apt, no_apt = _APT_ONE.match(command), _NO_APT_ONE.match(command)
+        if apt:
+            packages = merged.setdefault(apt.group(1), [])
+            packages.extend(p for p in [apt.group(2)] if p not in packages)
+        elif no_apt:
+            packages = merged.setdefault("no apt-get here", [])
+            packages.extend(p for p in [no_apt.group(1)] if p not in packages)
+        else:
+            merged.setdefault(command, [])
+    return [
+        f"no apt-get here: install the Debian packages {' '.join(packages)} (or your system's equivalents)"
+        if head == "no apt-get here" else " ".join([head, *packages])
+        for head, packages in merged.items()
+    ]
+
+
 def _skip_entries(missing: Mapping[str, Sequence[Any]], runner_agent: Any, env_kwargs: Any,
                   command: Sequence[str] | None) -> list[dict[str, Any]]:
     """The ``skipped.json`` entries of the envs whose system parts are missing."""
     entries = []
     for env_id, parts in missing.items():
         names = ", ".join(part.part for part in parts)
-        fixes = list(dict.fromkeys(part.fix for part in parts if part.fix))
+        fixes = merge_install_commands([part.fix for part in parts if part.fix])
         entries.append({
             "env_id": env_id,
             "agent": runner_agent,
@@ -800,17 +830,20 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
             say(f"all {total} episodes already done; nothing to run ({out / RESULTS_FILE})"
                 + (f"; {kept} ended in an agent error (--retry-errors runs them again)" if kept else ""))
         else:
+            retried = sum(1 for spec in pending if error_class(loaded.records.get(spec.key) or {}) == AGENT)
+            notes = []
+            if healed:
+                notes.append(f"{healed} again after an infrastructure error")
+            if retried:
+                notes.append(f"{retried} again after an agent error (--retry-errors)")
+            if kept:
+                notes.append(f"{kept} agent error(s) kept: --retry-errors runs them again")
+            note = f" ({'; '.join(notes)})" if notes else ""
             if done:
-                notes = []
-                if healed:
-                    notes.append(f"{healed} again after an infrastructure error")
-                if kept:
-                    notes.append(f"{kept} agent error(s) kept: --retry-errors runs them again")
-                say(f"{done} of {total} episodes already done; running {len(pending)}"
-                    + (f" ({'; '.join(notes)})" if notes else ""))
+                say(f"{done} of {total} episodes already done; running {len(pending)}{note}")
             else:
-                say(f"running {total} episodes ({len(config.env_ids)} env(s) x {len(config.seeds)} seed(s) x "
-                    f"{config.episodes} episode(s) x k={config.k}) with concurrency {config.concurrency}")
+                say(f"running {total} episodes ({len(run_ids)} env(s) x {len(config.seeds)} seed(s) x "
+                    f"{config.episodes} episode(s) x k={config.k}) with concurrency {config.concurrency}{note}")
             from tqdm import tqdm
 
             # Building resolves the agent class: a bad import path fails here, before any episode.

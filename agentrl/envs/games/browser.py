@@ -150,7 +150,9 @@ class BrowserHost:
                 continue
             self.launches += 1
             return
-        raise BrowserError(f"Chromium did not start ({LAUNCH_TRIES} tries): " + " | ".join(failures))
+        distinct = list(dict.fromkeys(failures))
+        raise BrowserError(f"Chromium did not start ({LAUNCH_TRIES} tries{', each' if len(distinct) == 1 else ''}): "
+                           + " | ".join(distinct))
 
     @staticmethod
     def launch_timeout_s() -> float:
