@@ -344,7 +344,8 @@ def _skipped_section(skipped: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for entry in skipped:
         missing = entry.get("missing") if isinstance(entry.get("missing"), list) else []
-        parts = ", ".join(f"{m.get('part')} ({m.get('package')})" for m in missing if isinstance(m, Mapping))
+        parts = ", ".join(str(m.get("part")) + (f" ({m.get('package')})" if m.get("package") != m.get("part") else "")
+                          for m in missing if isinstance(m, Mapping))
         fixes = entry.get("fix") if isinstance(entry.get("fix"), list) else []
         cells = (str(entry.get("env_id")), agent_label(entry.get("agent")), parts or str(entry.get("reason", "")),
                  "; ".join(str(f) for f in fixes), str(entry.get("at", "")))
@@ -369,6 +370,10 @@ def _errors_section(groups: Sequence[ErrorGroup], records: Sequence[Mapping[str,
     head = ("class", "count", "reason (first message)", "example episodes")
     return (f"<h2>Errors by reason</h2><p>{_plural(infra, 'infrastructure error')} "
             f"({_E(_WHAT_NEXT[INFRASTRUCTURE])}) / {_plural(agent, 'agent error')} ({_E(_WHAT_NEXT[AGENT])}).</p>"
+            '<p class="muted">Infrastructure errors (the env could not be made, its reset or step raised, it ended '
+            "with done_reason env_error, a sandbox was unavailable) run again the next time the same command runs; "
+            "agent errors (the agent raised, timed out, or gave an action the env refused) only with "
+            "--retry-errors.</p>"
             '<table class="errors"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)
             + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
