@@ -198,8 +198,9 @@ def _run_bench(args: argparse.Namespace) -> int:
     if outcome.ran:
         print(f"ran {outcome.ran} episode(s) in {outcome.wall_s:.1f} s; {outcome.errors} ended in an error")
     print()
-    print(format_summary(summarize(outcome.records)))
-    print()
+    if outcome.records:
+        print(format_summary(summarize(outcome.records)))
+        print()
     notes = format_skip_lines(outcome.skipped) + format_error_lines(outcome.planned)
     if notes:
         print("\n".join(notes))
