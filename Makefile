@@ -24,6 +24,9 @@ DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mouse
 # embedded SmolLM2 over a small sample of every registered env (text envs, games, the desktop), into
 # one report; then a short GRPO run
 # of a tiny model on the toy letter env, whose reward curve rises. Re-running resumes both.
+# A suite whose system parts are missing (no Chromium: the games) is skipped with the command that installs them,
+# and recorded in the report; episodes that failed for the machine's sake (the env could not start, it died) run
+# again on the next `make demo` by themselves, agent errors with --retry-errors. The last lines list both.
 DEMO_OUT ?= runs/demo
 demo: setup
 	$(PY) -m agentrl.cli bench --suite text --agent oracle --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
@@ -36,6 +39,7 @@ demo: setup
 	  --env-kwarg max_turns=5 --concurrency 2 --out $(DEMO_OUT)
 	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
 	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3 --resume true
+	@$(PY) -c 'import sys; from agentrl.bench.report import directory_notes; print(*directory_notes(sys.argv[1]), sep="\n")' $(DEMO_OUT)
 	@echo "report: $(abspath $(DEMO_OUT))/report.html"
 	@echo "GRPO reward curve: $(abspath $(DEMO_OUT))/grpo/curves.png"
 

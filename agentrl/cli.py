@@ -152,8 +152,16 @@ def _command_bench(args: argparse.Namespace) -> int:
         return 2
 
 
+def _system_parts() -> list[dict[str, Any]]:
+    """The rows of ``agentrl/_system_deps.py``'s table: which system parts this machine has."""
+    from agentrl._system_deps import Groups, Machine, report
+
+    return list(report(Groups(), Machine.here())["parts"])
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     from agentrl.agents.registry import AgentSpec
+    from agentrl.bench.report import format_error_lines, format_skip_lines
     from agentrl.bench.runner import BenchConfig, run_bench
     from agentrl.bench.stats import format_summary, summarize
     from agentrl.bench.suites import resolve_env_ids
@@ -184,13 +192,19 @@ def _run_bench(args: argparse.Namespace) -> int:
         retry_errors=args.retry_errors,
         progress=not args.no_progress,
         command=["agentrl", *args.argv],
+        system_parts=None if args.no_system_check else _system_parts(),
     )
     outcome = run_bench(config)
     if outcome.ran:
         print(f"ran {outcome.ran} episode(s) in {outcome.wall_s:.1f} s; {outcome.errors} ended in an error")
     print()
-    print(format_summary(summarize(outcome.records)))
-    print()
+    if outcome.records:
+        print(format_summary(summarize(outcome.records)))
+        print()
+    notes = format_skip_lines(outcome.skipped) + format_error_lines(outcome.planned)
+    if notes:
+        print("\n".join(notes))
+        print()
     print(f"results: {outcome.out / 'results.jsonl'} ({len(outcome.records)} episodes)")
     if outcome.report_path is not None:
         print(f"report:  {outcome.report_path}")
@@ -303,11 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         help="benchmark an agent on envs: resumable results.jsonl, summary table, report.html",
         description="Benchmark an agent on one or more envs. Re-running the same command resumes: episodes "
-        "already in OUT/results.jsonl are skipped. Use --compare RUN_A RUN_B to compare two runs.",
+        "already in OUT/results.jsonl are skipped, except those that ended in an infrastructure error (the env "
+        "could not be made or died), which run again. Use --compare RUN_A RUN_B to compare two runs.",
     )
     which = bench.add_argument_group("what to run")
     which.add_argument("--env", nargs="+", metavar="ID", help="env id(s)")
-    which.add_argument("--suite", help="a named set of env ids: all, text, games, quick")
+    which.add_argument("--suite", help="a named set of env ids: all, text, games, desktop, quick")
     which.add_argument("--agent", help="oracle, random, react, or an import path package.module:Class")
     which.add_argument("--episodes", type=int, default=10, help="episodes per seed per env (default 10)")
     which.add_argument("--seeds", type=int, nargs="+", default=[0], help="base seeds (default 0)")
@@ -330,7 +345,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds an agent may take per action before the episode is failed (default 300)",
     )
     how.add_argument("--out", default="bench-results", help="output directory (default ./bench-results)")
-    how.add_argument("--retry-errors", action="store_true", help="also re-run episodes that ended in an error")
+    how.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="also re-run episodes that ended in an agent error (infrastructure errors are re-run anyway)",
+    )
+    how.add_argument(
+        "--no-system-check",
+        action="store_true",
+        help="run every env even when a system part it needs (Chromium, Xvfb...) looks missing; by default those "
+        "envs are skipped with the command that installs the part",
+    )
     how.add_argument("--no-progress", action="store_true", help="no progress bar")
     bench.add_argument(
         "--compare",

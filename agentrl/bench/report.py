@@ -1,12 +1,14 @@
 r"""``report.html``: one self-contained page per benchmark directory.
 
-The page has a summary table, per-env bar charts with 95% error bars (mean reward: t-interval;
-success rate: Wilson), reward histograms and a table of every episode; clicking an episode shows its
-trajectory turn by turn. Everything is inline (SVG, CSS, JS): no network, no external files, and a
-Content-Security-Policy that forbids loading any. Every piece of text from the results is
-HTML-escaped, and the trajectories travel as JSON inside ``<script type="application/json">`` with
-``<``, ``>`` and ``&`` written as ``\u003c``-style escapes, so an agent that writes
-``</script><script>alert(1)</script>`` shows up as text and nothing more.
+The page lists the envs that were skipped (a system part they need is missing, with the command that
+installs it) and the errors grouped by reason (infrastructure errors, which the next identical command
+plays again, apart from agent errors); then a summary table, per-env bar charts with 95% error bars
+(mean reward: t-interval; success rate: Wilson), reward histograms and a table of every episode;
+clicking an episode shows its trajectory turn by turn. Everything is inline (SVG, CSS, JS): no
+network, no external files, and a Content-Security-Policy that forbids loading any. Every piece of
+text from the results is HTML-escaped, and the trajectories travel as JSON inside
+``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as ``\u003c``-style
+escapes, so an agent that writes ``</script><script>alert(1)</script>`` shows up as text and nothing more.
 
 >>> hostile = "</script><script>alert(1)</script>"
 >>> page = render_report([{"key": "k", "env_id": "E-v0", "agent": {"agent": "oracle"}, "reward": 1.0,
@@ -26,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentrl.bench.results import LineProblem, json_safe
-from agentrl.bench.stats import GroupStats, format_summary, summarize
+from agentrl.bench.results import AGENT, INFRASTRUCTURE, ErrorGroup, LineProblem, error_class, group_errors, json_safe
+from agentrl.bench.stats import GroupStats, agent_label, format_summary, summarize
 
-__all__ = ["render_report", "write_report"]
+__all__ = ["directory_notes", "format_error_lines", "format_skip_lines", "render_report", "write_report"]
 
 _E = html.escape
 
@@ -186,6 +188,7 @@ table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ddd;paddin
 vertical-align:top}th{background:#f4f4f4}
 table.episodes tr.episode{cursor:pointer}table.episodes tr.episode:hover{background:#eef4ff}
 tr.error td{background:#fff0f0}tr.ok td:nth-child(9){color:#228833}tr.fail td:nth-child(9){color:#aa3333}
+table.errors tr.infrastructure td:first-child{color:#aa6600}table.errors tr.agent td:first-child{color:#aa3333}
 .charts,.hists{display:flex;flex-wrap:wrap;gap:12px}
 .chart-title{font-size:13px;font-weight:600}.small{font-size:11px}.label,.value{font-size:12px}
 .tick{font-size:10px;fill:#666}.grid{stroke:#eee}.err{stroke:#222;stroke-width:1.5}
@@ -263,14 +266,127 @@ _JS = r"""
 """
 
 
+# -- errors and skips, as text (the command's summary) and as HTML --------------------------------------
+_WHAT_NEXT = {
+    INFRASTRUCTURE: "re-run next time",
+    AGENT: "re-run with --retry-errors",
+}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def format_error_lines(records: Sequence[Mapping[str, Any]], max_groups: int = 8) -> list[str]:
+    """The error part of a command's summary: counts by class, what re-runs them, then reason -> count.
+
+    >>> records = [{"env_id": "E", "seed": 0, "episode": i, "key": f"k{i}", "error_kind": "env",
+    ...             "error": f"could not make the env: Xvfb :{100 + i} did not answer"} for i in range(3)]
+    >>> records.append({"env_id": "E", "seed": 0, "episode": 3, "key": "k3", "error": "RuntimeError: boom"})
+    >>> for line in format_error_lines(records):
+    ...     print(line)
+    errors: 3 infrastructure errors (re-run next time) / 1 agent error (re-run with --retry-errors)
+      3 x [infrastructure] could not make the env: Xvfb :100 did not answer
+          e.g. E seed 0 episode 0 [key k0], E seed 0 episode 1 [key k1], E seed 0 episode 2 [key k2]
+      1 x [agent] RuntimeError: boom
+          e.g. E seed 0 episode 3 [key k3]
+    """
+    groups = group_errors(records)
+    if not groups:
+        return []
+    infra = sum(g.count for g in groups if g.error_class == INFRASTRUCTURE)
+    agent = sum(g.count for g in groups if g.error_class == AGENT)
+    counts = []
+    if infra:
+        counts.append(f"{_plural(infra, 'infrastructure error')} ({_WHAT_NEXT[INFRASTRUCTURE]})")
+    if agent:
+        counts.append(f"{_plural(agent, 'agent error')} ({_WHAT_NEXT[AGENT]})")
+    lines = ["errors: " + " / ".join(counts)]
+    for group in groups[:max_groups]:
+        message = group.message.strip().splitlines()[0] if group.message.strip() else group.reason
+        lines.append(f"  {group.count} x [{group.error_class}] {message[:300]}")
+        lines.append(f"      e.g. {', '.join(group.examples)}")
+    if len(groups) > max_groups:
+        lines.append(f"  ... and {len(groups) - max_groups} more reason(s): see the report")
+    return lines
+
+
+def format_skip_lines(skipped: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The skipped envs, for a command's summary: env ids by reason, and the install commands."""
+    by_reason: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in skipped:
+        by_reason.setdefault(str(entry.get("reason", "")), []).append(entry)
+    lines = []
+    for reason, members in by_reason.items():
+        ids = [str(m.get("env_id")) for m in members]
+        shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        fixes = list(dict.fromkeys(str(fix) for m in members for fix in m.get("fix") or []))
+        lines.append(f"skipped {len(ids)} env(s) ({shown}): {reason}"
+                     + (f"; install with: {' && '.join(fixes)}" if fixes else ""))
+    return lines
+
+
+def directory_notes(out: str | os.PathLike[str]) -> list[str]:
+    """What a benchmark directory holds that needs a person: its skipped envs and its errors by reason.
+
+    ``make demo`` prints it at the end, after the several commands that filled the directory.
+    """
+    from agentrl.bench.results import RESULTS_FILE, ResultStore, SkipLog
+
+    records = list(ResultStore(Path(out) / RESULTS_FILE).load().records.values())
+    notes = format_skip_lines(SkipLog(out).load()) + format_error_lines(records)
+    return notes or [f"{len(records)} episode(s) in {out}: no env was skipped and none ended in an error"]
+
+
+def _skipped_section(skipped: Sequence[Mapping[str, Any]]) -> str:
+    if not skipped:
+        return ""
+    rows = []
+    for entry in skipped:
+        missing = entry.get("missing") if isinstance(entry.get("missing"), list) else []
+        parts = ", ".join(str(m.get("part")) + (f" ({m.get('package')})" if m.get("package") != m.get("part") else "")
+                          for m in missing if isinstance(m, Mapping))
+        fixes = entry.get("fix") if isinstance(entry.get("fix"), list) else []
+        cells = (str(entry.get("env_id")), agent_label(entry.get("agent")), parts or str(entry.get("reason", "")),
+                 "; ".join(str(f) for f in fixes), str(entry.get("at", "")))
+        rows.append("<tr>" + "".join(f"<td>{_E(c)}</td>" for c in cells) + "</tr>")
+    head = ("env", "agent", "missing system parts", "install with", "skipped at")
+    return (f'<div class="warn"><b>{len(skipped)} env(s) were skipped: a system part they need is missing.</b> '
+            "Install it and run the same command again; these envs then run.</div>"
+            '<table class="skipped"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def _errors_section(groups: Sequence[ErrorGroup], records: Sequence[Mapping[str, Any]]) -> str:
+    if not groups:
+        return ""
+    infra = sum(1 for r in records if error_class(r) == INFRASTRUCTURE)
+    agent = sum(1 for r in records if error_class(r) == AGENT)
+    rows = []
+    for group in groups:
+        cells = (group.error_class, str(group.count), group.message if len(group.message) <= 400
+                 else group.message[:397] + "...", "; ".join(group.examples))
+        rows.append(f'<tr class="{_E(group.error_class)}">' + "".join(f"<td>{_E(c)}</td>" for c in cells) + "</tr>")
+    head = ("class", "count", "reason (first message)", "example episodes")
+    return (f"<h2>Errors by reason</h2><p>{_plural(infra, 'infrastructure error')} "
+            f"({_E(_WHAT_NEXT[INFRASTRUCTURE])}) / {_plural(agent, 'agent error')} ({_E(_WHAT_NEXT[AGENT])}).</p>"
+            '<p class="muted">Infrastructure errors (the env could not be made, its reset or step raised, it ended '
+            "with done_reason env_error, a sandbox was unavailable) run again the next time the same command runs; "
+            "agent errors (the agent raised, timed out, or gave an action the env refused) only with "
+            "--retry-errors.</p>"
+            '<table class="errors"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
 def render_report(records: Sequence[Mapping[str, Any]], problems: Sequence[LineProblem] = (),
-                  title: str = "AgentRL benchmark report") -> str:
+                  title: str = "AgentRL benchmark report", skipped: Sequence[Mapping[str, Any]] = ()) -> str:
     """The report page for ``records`` (episode result dicts, as in ``results.jsonl``).
 
     Args:
         records: the episodes.
         problems: skipped lines of the results file, listed at the top of the page.
         title: the page title.
+        skipped: envs skipped for a missing system part (``skipped.json`` entries), listed at the top.
     """
     groups = summarize(records)
     envs: dict[str, list[GroupStats]] = {}
@@ -296,6 +412,8 @@ def render_report(records: Sequence[Mapping[str, Any]], problems: Sequence[LineP
 <p class="muted">{len(records)} episode(s) in {len(groups)} group(s); generated {_E(generated)}.
 Intervals are 95%: Student t for mean reward, Wilson for success rate.</p>
 {warn}
+{_skipped_section(skipped)}
+{_errors_section(group_errors(records, max_examples=5), records)}
 <h2>Summary</h2>
 {_summary_table(groups)}
 <details><summary class="muted">as plain text</summary><pre>{_E(format_summary(groups))}</pre></details>
@@ -312,11 +430,11 @@ Intervals are 95%: Student t for mean reward, Wilson for success rate.</p>
 
 
 def write_report(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
-                 problems: Sequence[LineProblem] = ()) -> Path:
+                 problems: Sequence[LineProblem] = (), skipped: Sequence[Mapping[str, Any]] = ()) -> Path:
     """Write :func:`render_report` to ``path`` atomically (a reader never sees half a page)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(render_report(records, problems), encoding="utf-8")
+    tmp.write_text(render_report(records, problems, skipped=skipped), encoding="utf-8")
     os.replace(tmp, target)
     return target

@@ -6,6 +6,14 @@
 Reading never fails on a bad line: it is reported with its line number and skipped, and the
 episode it would have held simply runs again.
 
+An episode that ended in an error says whose error it was (:func:`error_class`): ``"infrastructure"``
+(the env could not be made, its reset or step raised, it ended with ``done_reason="env_error"``, a
+sandbox was unavailable: nothing the agent did) or ``"agent"`` (the agent raised, missed its deadline
+or gave an action the env refused). The runner plays infrastructure errors again on the next identical
+command; agent errors only with ``--retry-errors``. :func:`group_errors` groups errors by reason for
+the summary and the report. ``<out>/skipped.json`` (:class:`SkipLog`) remembers the envs a command
+skipped because a system part they need is missing.
+
 >>> import tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "results.jsonl")
 >>> store = ResultStore(path)
@@ -23,11 +31,13 @@ episode it would have held simply runs again.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import json
 import math
 import os
+import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,17 +45,31 @@ from typing import Any
 from agentrl.core.serialize import json_safe
 
 __all__ = [
+    "AGENT",
+    "INFRASTRUCTURE",
     "REQUIRED_FIELDS",
     "RESULTS_FILE",
+    "SKIPS_FILE",
+    "ErrorGroup",
     "LineProblem",
     "LoadedResults",
     "ResultStore",
     "RunLock",
+    "SkipLog",
+    "episode_label",
+    "error_class",
+    "group_errors",
     "json_safe",
     "load_run",
+    "reason_key",
 ]
 
 RESULTS_FILE = "results.jsonl"
+SKIPS_FILE = "skipped.json"
+
+#: the two kinds of errors (``record["error_class"]``)
+INFRASTRUCTURE = "infrastructure"
+AGENT = "agent"
 
 #: fields a line must have to count as an episode
 REQUIRED_FIELDS = ("key", "env_id", "reward")
@@ -249,3 +273,145 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+# -- errors: whose, and why --------------------------------------------------------------------------
+def error_class(record: Mapping[str, Any]) -> str | None:
+    """``"infrastructure"``, ``"agent"``, or ``None`` when the episode ended without an error.
+
+    Records written before the field existed are classified by ``error_kind`` (``"env"``: infrastructure).
+
+    >>> error_class({"error": "could not make the env: ...", "error_class": "infrastructure"})
+    'infrastructure'
+    >>> error_class({"error": "env.reset failed: ...", "error_kind": "env"}), error_class({"error": None})
+    ('infrastructure', None)
+    >>> error_class({"error": "agent did not act within 5s", "error_kind": "timeout"})
+    'agent'
+    """
+    if not record.get("error"):
+        return None
+    stored = record.get("error_class")
+    if stored in (INFRASTRUCTURE, AGENT):
+        return str(stored)
+    return INFRASTRUCTURE if record.get("error_kind") == "env" else AGENT
+
+
+_HEX = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_PATH = re.compile(r"(/tmp|/var/tmp)/[^\s:'\"),]+")
+
+
+def reason_key(error: str) -> str:
+    """What errors are grouped by: the first line, with numbers, hex ids and temp paths blanked.
+
+    >>> reason_key("Xvfb :101 did not answer xdpyinfo within 12.5 s (load 3.1 on 2 CPUs)")
+    'Xvfb :# did not answer xdpyinfo within # s (load # on # CPUs)'
+    """
+    first = (error.strip().splitlines() or [""])[0]
+    first = _PATH.sub("<tmp>", first)
+    first = _HEX.sub("<id>", first)
+    return _NUMBER.sub("#", first)[:300]
+
+
+def episode_label(record: Mapping[str, Any]) -> str:
+    """How a person finds an episode: ``env seed S episode E[ attempt A] [key 1a2b3c4d]``.
+
+    >>> episode_label({"env_id": "AgentRL/SQL-v0", "seed": 0, "episode": 3, "attempt": 0, "key": "1a2b3c4d5e6f"})
+    'AgentRL/SQL-v0 seed 0 episode 3 [key 1a2b3c4d]'
+    """
+    attempt = record.get("attempt")
+    again = f" attempt {attempt}" if isinstance(attempt, int) and attempt > 0 else ""
+    return (f"{record.get('env_id')} seed {record.get('seed')} episode {record.get('episode')}{again} "
+            f"[key {str(record.get('key', ''))[:8]}]")
+
+
+@dataclass
+class ErrorGroup:
+    """Errors with one reason: their class, how many, the first message in full and a few episodes."""
+
+    error_class: str
+    reason: str
+    message: str
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+def group_errors(records: Iterable[Mapping[str, Any]], max_examples: int = 3) -> list[ErrorGroup]:
+    """The errors of ``records`` grouped by class and :func:`reason_key`, infrastructure first, larger first.
+
+    >>> groups = group_errors([{"error": "could not make the env: chromium is missing", "error_kind": "env",
+    ...                         "env_id": "E", "seed": 0, "episode": i, "key": f"k{i}"} for i in range(4)])
+    >>> [(g.error_class, g.count, len(g.examples)) for g in groups]
+    [('infrastructure', 4, 3)]
+    """
+    groups: dict[tuple[str, str], ErrorGroup] = {}
+    for record in records:
+        kind = error_class(record)
+        if kind is None:
+            continue
+        message = str(record["error"])
+        key = (kind, reason_key(message))
+        group = groups.setdefault(key, ErrorGroup(kind, key[1], message))
+        group.count += 1
+        if len(group.examples) < max_examples:
+            group.examples.append(episode_label(record))
+    return sorted(groups.values(), key=lambda g: (g.error_class != INFRASTRUCTURE, -g.count, g.reason))
+
+
+# -- envs a command skipped ---------------------------------------------------------------------------
+class SkipLog:
+    """``<out>/skipped.json``: the envs skipped because a system part they need is missing.
+
+    One entry per (env id, agent config, env kwargs): the missing parts, why, the command that installs
+    them and the command that was skipped. An entry goes when that env runs for that agent again.
+    Written atomically; the run holds :class:`RunLock` while it writes.
+
+    >>> import tempfile
+    >>> log = SkipLog(tempfile.mkdtemp())
+    >>> log.record([{"env_id": "E", "agent": {"agent": "oracle"}, "env_kwargs": {}, "reason": "chromium is missing"}])
+    >>> [entry["env_id"] for entry in log.load()]
+    ['E']
+    >>> log.forget(["E"], {"agent": "oracle"}, {})
+    >>> log.load()
+    []
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.path = Path(directory) / SKIPS_FILE
+
+    @staticmethod
+    def _identity(env_id: Any, agent: Any, env_kwargs: Any) -> str:
+        return json.dumps([env_id, agent, env_kwargs], sort_keys=True, default=str)
+
+    def load(self) -> list[dict[str, Any]]:
+        """Every entry (an unreadable file counts as empty: it is rewritten on the next change)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        entries = data.get("skipped") if isinstance(data, dict) else None
+        return [e for e in entries if isinstance(e, dict) and "env_id" in e] if isinstance(entries, list) else []
+
+    def _save(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        if not entries and not self.path.exists():
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"skipped": list(entries)}, indent=2, sort_keys=True, default=str) + "\n",
+                       encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def record(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Add (or replace) entries, stamped with the time."""
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        fresh = {self._identity(e["env_id"], e.get("agent"), e.get("env_kwargs")): {**e, "at": now} for e in entries}
+        kept = [e for e in self.load() if self._identity(e["env_id"], e.get("agent"), e.get("env_kwargs")) not in fresh]
+        self._save(kept + list(fresh.values()))
+
+    def forget(self, env_ids: Iterable[str], agent: Any, env_kwargs: Any) -> None:
+        """Drop the entries of these envs for this agent config and env kwargs (they ran)."""
+        gone = {self._identity(env_id, agent, env_kwargs) for env_id in env_ids}
+        entries = self.load()
+        kept = [e for e in entries if self._identity(e["env_id"], e.get("agent"), e.get("env_kwargs")) not in gone]
+        if len(kept) != len(entries):
+            self._save(kept)

@@ -19,12 +19,24 @@ What a broken agent costs: an exception, a non-``str`` action (``InvalidActionTy
 deadline ends that episode with ``error`` set, reward 0 and success false; the run goes on. Over-long
 actions are the env's business (it answers with an error observation). Stored texts are capped
 (``max_text_chars``, with a visible marker) so that a 10 MB action cannot bloat the results file.
+
+Whose error: each error is classified where it happens and stored as ``error_class``. The env could
+not be made, its ``reset``/``step`` raised, it ended the episode with ``done_reason="env_error"``, or a
+sandbox or dependency was unavailable: ``"infrastructure"``, and the next identical command plays that
+episode again (a machine that was missing Chromium heals once it is installed). The agent raised,
+timed out or gave an action the env refused: ``"agent"``, kept until ``--retry-errors``.
+
+System parts: given the rows of ``agentrl/_system_deps.py``'s table (``BenchConfig.system_parts``),
+envs whose system parts are missing (see :func:`agentrl.bench.suites.missing_requirements`) are not
+run: the run says which part is missing and the command that installs it, and records the skip in
+``<out>/skipped.json`` (shown in the report) until that env runs for that agent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as _dt
 import hashlib
 import importlib.util
@@ -43,7 +55,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentrl.bench.results import RESULTS_FILE, LineProblem, LoadedResults, ResultStore, RunLock, json_safe
+from agentrl.bench.results import (
+    AGENT,
+    INFRASTRUCTURE,
+    RESULTS_FILE,
+    LineProblem,
+    LoadedResults,
+    ResultStore,
+    RunLock,
+    SkipLog,
+    error_class,
+    json_safe,
+)
 from agentrl.core.text import truncate_middle
 
 __all__ = [
@@ -54,6 +77,7 @@ __all__ = [
     "agent_seed_for",
     "env_fingerprint",
     "episode_key",
+    "merge_install_commands",
     "plan_episodes",
     "reset_seed_for",
     "run_bench",
@@ -95,6 +119,8 @@ class BenchConfig:
         video: for envs with pixel observations, save each episode's frames as an animated GIF in
             ``<out>/videos/`` (linked from the report).
         max_video_frames: the most frames kept per episode (the last ones are dropped).
+        system_parts: the rows of ``agentrl/_system_deps.py``'s table (``check --json``'s ``parts``); envs
+            that need a missing part are skipped, said and recorded. ``None``: no check.
     """
 
     env_ids: Sequence[str]
@@ -114,6 +140,7 @@ class BenchConfig:
     command: Sequence[str] | None = None
     video: bool = True
     max_video_frames: int = 300
+    system_parts: Sequence[Mapping[str, Any]] | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError`` with the fix when an option is out of range."""
@@ -161,6 +188,22 @@ class BenchOutcome:
     wall_s: float
     out: Path
     report_path: Path | None = None
+    #: this command's episodes now in the file (``records`` holds every episode of the directory)
+    planned: list[dict[str, Any]] = field(default_factory=list)
+    #: the envs this command skipped (entries of ``skipped.json``)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    #: episodes played again this time because they had ended in an infrastructure error
+    healed: int = 0
+
+    @property
+    def infrastructure_errors(self) -> int:
+        """How many of the command's episodes ended in an infrastructure error (played again next time)."""
+        return sum(1 for r in self.planned if error_class(r) == INFRASTRUCTURE)
+
+    @property
+    def agent_errors(self) -> int:
+        """How many of the command's episodes ended in an agent error (played again with ``--retry-errors``)."""
+        return sum(1 for r in self.planned if error_class(r) == AGENT)
 
 
 # -- identity -----------------------------------------------------------------------------------
@@ -421,6 +464,20 @@ def _usage(agent: Any) -> tuple[int, int]:
         return 0, 0
 
 
+def _infrastructure_exception(exc: BaseException) -> bool:
+    """A sandbox or a dependency that is not there: the system's fault, not the agent's."""
+    from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
+
+    seen: BaseException | None = exc
+    for _ in range(5):  # the cause chain, a few links deep
+        if seen is None:
+            return False
+        if isinstance(seen, (DependencyNotInstalled, SandboxUnavailable)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, _AgentTimeout):
         return str(exc)
@@ -477,7 +534,7 @@ class _Runner:
                         record = self._record(spec, started=time.time(), wall=0.0, trajectory=[], reward=0.0,
                                               success=False, turns=0, task_id=None, done_reason=None,
                                               tokens=(0, 0), error=f"could not make the env: {_error_text(exc)}",
-                                              error_kind="env")
+                                              error_kind="env", error_class=INFRASTRUCTURE)
                         await self._finish(record)
                         continue
                 record, env_ok = await self._play(env, spec)
@@ -517,6 +574,7 @@ class _Runner:
         info: dict[str, Any] = {}
         error: str | None = None
         error_kind: str | None = None
+        error_cls: str | None = None
         env_ok = True
         agent: Any = None
         try:
@@ -558,14 +616,18 @@ class _Runner:
                 trajectory.append(env_step)
                 if terminated or truncated:
                     done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
+                    if done_reason == "env_error":  # the env's own machinery failed (a crashed page, a dead display)
+                        detail = info.get("env_error") or info.get("action_error") or "no detail given"
+                        raise _EnvFailure(f"the env failed mid-episode (done_reason env_error): {detail}")
                     break
         except _AgentTimeout as exc:
-            error, error_kind = str(exc), "timeout"
+            error, error_kind, error_cls = str(exc), "timeout", AGENT
             env_ok = False  # the abandoned thread may still touch the env: give the slot a fresh one
         except _EnvFailure as exc:
-            error, error_kind, env_ok = str(exc), "env", False
+            error, error_kind, error_cls, env_ok = str(exc), "env", INFRASTRUCTURE, False
         except Exception as exc:
             error, error_kind = _error_text(exc), "agent"
+            error_cls = INFRASTRUCTURE if _infrastructure_exception(exc) else AGENT
         wall = time.perf_counter() - clock
         if error is None:
             flag = info.get("success")
@@ -575,7 +637,7 @@ class _Runner:
             reward_total, success = 0.0, False
         record = self._record(spec, started=started, wall=wall, trajectory=trajectory, reward=reward_total,
                               success=success, turns=turns, task_id=task_id, done_reason=done_reason,
-                              tokens=_usage(agent), error=error, error_kind=error_kind)
+                              tokens=_usage(agent), error=error, error_kind=error_kind, error_class=error_cls)
         video_frames = locals().get("frames") or []
         if video_frames:
             video = await asyncio.to_thread(_write_video, Path(cfg.out), spec.key, video_frames)
@@ -585,7 +647,8 @@ class _Runner:
 
     def _record(self, spec: EpisodeSpec, *, started: float, wall: float, trajectory: list[dict[str, Any]],
                 reward: float, success: bool, turns: int, task_id: Any, done_reason: Any,
-                tokens: tuple[int, int], error: str | None, error_kind: str | None) -> dict[str, Any]:
+                tokens: tuple[int, int], error: str | None, error_kind: str | None,
+                error_class: str | None = None) -> dict[str, Any]:
         import agentrl
 
         return json_safe({
@@ -612,6 +675,7 @@ class _Runner:
             "wall_s": round(wall, 4),
             "error": error,
             "error_kind": error_kind,
+            "error_class": error_class if error else None,
             "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="seconds"),
             "agentrl_version": agentrl.__version__,
             "trajectory": trajectory,
@@ -625,11 +689,79 @@ def _write_json_atomically(path: Path, payload: Mapping[str, Any]) -> None:
 
 
 def _pending(plan: list[EpisodeSpec], loaded: LoadedResults, retry_errors: bool) -> list[EpisodeSpec]:
+    """The episodes to play: not in the file, ended in an infrastructure error, or (``retry_errors``) an agent error."""
+
     def done(key: str) -> bool:
         record = loaded.records.get(key)
-        return record is not None and not (retry_errors and record.get("error"))
+        if record is None:
+            return False
+        kind = error_class(record)
+        return kind is None or (kind == AGENT and not retry_errors)
 
     return [spec for spec in plan if not done(spec.key)]
+
+
+_APT_ONE = re.compile(r"^((?:sudo )?apt-get install -y(?: --no-install-recommends)?) (\S+)$")
+_NO_APT_ONE = re.compile(r"^no apt-get here: install the Debian package '([^']+)' \(or your system's equivalent\)$")
+
+
+def merge_install_commands(commands: Sequence[str]) -> list[str]:
+    """One-package ``apt-get install`` lines (as ``_system_deps`` prints them) merged into one per flavour.
+
+    >>> merge_install_commands(["apt-get install -y xvfb", "apt-get install -y xterm", "npm install x",
+    ...                         "apt-get install -y --no-install-recommends at-spi2-core", "apt-get install -y xvfb"])
+    ['apt-get install -y xvfb xterm', 'npm install x', 'apt-get install -y --no-install-recommends at-spi2-core']
+    """
+    merged: dict[str, list[str]] = {}
+    for command in commands:
+        apt, no_apt = _APT_ONE.match(command), _NO_APT_ONE.match(command)
+        if apt:
+            packages = merged.setdefault(apt.group(1), [])
+            packages.extend(p for p in [apt.group(2)] if p not in packages)
+        elif no_apt:
+            packages = merged.setdefault("no apt-get here", [])
+            packages.extend(p for p in [no_apt.group(1)] if p not in packages)
+        else:
+            merged.setdefault(command, [])
+    return [
+        f"no apt-get here: install the Debian packages {' '.join(packages)} (or your system's equivalents)"
+        if head == "no apt-get here" else " ".join([head, *packages])
+        for head, packages in merged.items()
+    ]
+
+
+def _skip_entries(missing: Mapping[str, Sequence[Any]], runner_agent: Any, env_kwargs: Any,
+                  command: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The ``skipped.json`` entries of the envs whose system parts are missing."""
+    entries = []
+    for env_id, parts in missing.items():
+        names = ", ".join(part.part for part in parts)
+        fixes = merge_install_commands([part.fix for part in parts if part.fix])
+        entries.append({
+            "env_id": env_id,
+            "agent": runner_agent,
+            "env_kwargs": env_kwargs,
+            "missing": [{"part": part.part, "package": part.package, "fix": part.fix} for part in parts],
+            "reason": f"system part{'s' if len(parts) > 1 else ''} missing: {names}",
+            "fix": fixes,
+            "command": list(command) if command is not None else None,
+        })
+    return entries
+
+
+def _say_skips(entries: Sequence[Mapping[str, Any]], say: Callable[[str], None]) -> None:
+    """One message per distinct reason: the envs, the missing parts and the install commands."""
+    by_reason: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in entries:
+        by_reason.setdefault(entry["reason"], []).append(entry)
+    for reason, members in by_reason.items():
+        ids = [m["env_id"] for m in members]
+        shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        fixes = list(dict.fromkeys(fix for m in members for fix in m.get("fix") or []))
+        say(f"skipping {len(ids)} env(s) ({shown}): {reason}")
+        for fix in fixes:
+            say(f"  install with: {fix}")
+        say("  then run this command again (skipped envs are listed in the report)")
 
 
 def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> BenchOutcome:
@@ -651,17 +783,36 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
     out = Path(config.out)
     clock = time.perf_counter()
     with RunLock(out):
-        runner = _Runner(config)
+        agent_config = json.loads(_canonical(config.agent.config()))
+        env_kwargs = json.loads(_canonical(dict(config.env_kwargs)))
+        skips: list[dict[str, Any]] = []
+        if config.system_parts is not None:
+            from agentrl.bench.suites import missing_requirements
+
+            missing = missing_requirements(list(config.env_ids), env_kwargs, list(config.system_parts))
+            skips = _skip_entries(missing, agent_config, env_kwargs, config.command)
+        skip_log = SkipLog(out)
+        if skips:
+            _say_skips(skips, say)
+            skip_log.record(skips)
+        skipped_ids = {entry["env_id"] for entry in skips}
+        run_ids = [env_id for env_id in config.env_ids if env_id not in skipped_ids]
+        skip_log.forget(run_ids, agent_config, env_kwargs)
+        runner = _Runner(dataclasses.replace(config, env_ids=run_ids))
         loaded = runner.store.load()
         for problem in loaded.problems:
             print(f"warning: {problem}", file=sys.stderr, flush=True)
-        plan = plan_episodes(config.env_ids, runner.agent_config, runner.env_kwargs, config.episodes,
+        plan = plan_episodes(run_ids, runner.agent_config, runner.env_kwargs, config.episodes,
                              list(config.seeds), config.k, runner.fingerprints)
         pending = _pending(plan, loaded, config.retry_errors)
+        healed = sum(1 for spec in pending if error_class(loaded.records.get(spec.key) or {}) == INFRASTRUCTURE)
+        kept = sum(1 for spec in plan if error_class(loaded.records.get(spec.key) or {}) == AGENT
+                   and not config.retry_errors)
         total, done = len(plan), len(plan) - len(pending)
         _write_json_atomically(out / "run.json", {
             "command": list(config.command) if config.command is not None else None,
             "env_ids": list(config.env_ids),
+            "skipped_env_ids": sorted(skipped_ids),
             "env_kwargs": runner.env_kwargs,
             "env_fingerprints": runner.fingerprints,
             "agent": runner.agent_config,
@@ -673,14 +824,26 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
             "total_episodes": total,
             "updated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         })
-        if not pending:
-            say(f"all {total} episodes already done; nothing to run ({out / RESULTS_FILE})")
+        if not run_ids:
+            say("nothing to run: every env of this command was skipped")
+        elif not pending:
+            say(f"all {total} episodes already done; nothing to run ({out / RESULTS_FILE})"
+                + (f"; {kept} ended in an agent error (--retry-errors runs them again)" if kept else ""))
         else:
+            retried = sum(1 for spec in pending if error_class(loaded.records.get(spec.key) or {}) == AGENT)
+            notes = []
+            if healed:
+                notes.append(f"{healed} again after an infrastructure error")
+            if retried:
+                notes.append(f"{retried} again after an agent error (--retry-errors)")
+            if kept:
+                notes.append(f"{kept} agent error(s) kept: --retry-errors runs them again")
+            note = f" ({'; '.join(notes)})" if notes else ""
             if done:
-                say(f"{done} of {total} episodes already done; running {len(pending)}")
+                say(f"{done} of {total} episodes already done; running {len(pending)}{note}")
             else:
-                say(f"running {total} episodes ({len(config.env_ids)} env(s) x {len(config.seeds)} seed(s) x "
-                    f"{config.episodes} episode(s) x k={config.k}) with concurrency {config.concurrency}")
+                say(f"running {total} episodes ({len(run_ids)} env(s) x {len(config.seeds)} seed(s) x "
+                    f"{config.episodes} episode(s) x k={config.k}) with concurrency {config.concurrency}{note}")
             from tqdm import tqdm
 
             # Building resolves the agent class: a bad import path fails here, before any episode.
@@ -695,10 +858,12 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
                 builder.close()
         final = runner.store.load() if pending else loaded
         records = list(final.records.values())
+        planned = [final.records[spec.key] for spec in plan if spec.key in final.records]
         report_path = None
         if config.report:
             from agentrl.bench.report import write_report
 
-            report_path = write_report(records, out / "report.html", problems=final.problems)
+            report_path = write_report(records, out / "report.html", problems=final.problems, skipped=skip_log.load())
     return BenchOutcome(total=total, already_done=done, ran=len(pending), errors=runner.errors, records=records,
-                        problems=final.problems, wall_s=time.perf_counter() - clock, out=out, report_path=report_path)
+                        problems=final.problems, wall_s=time.perf_counter() - clock, out=out, report_path=report_path,
+                        planned=planned, skipped=skips, healed=healed)

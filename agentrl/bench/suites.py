@@ -7,6 +7,12 @@
 Suites are computed from the registry when asked for, so domains registered later (or by plugins
 imported before the call) are included.
 
+Some envs need parts of the system (Debian packages): the games need Chromium, the desktop needs
+Xvfb and its apps. :data:`SYSTEM_REQUIREMENTS` says which, in the terms of the table that
+``python3 agentrl/_system_deps.py check --json`` prints (its ``parts``: tiers and part names);
+:func:`missing_requirements` takes those rows and says, per env id, what is missing and how to install
+it, so that ``agentrl bench`` skips those envs with that message instead of erroring every episode.
+
 >>> "AgentRL/TIRMath-v0" in suite_env_ids("all")
 True
 >>> suite_env_ids("quick")
@@ -15,9 +21,21 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import fnmatch
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["SUITES", "resolve_env_ids", "suite_env_ids"]
+__all__ = [
+    "SUITES",
+    "SYSTEM_REQUIREMENTS",
+    "MissingPart",
+    "SystemRequirement",
+    "missing_requirements",
+    "resolve_env_ids",
+    "suite_env_ids",
+]
 
 def _tagged(tag: str | None) -> list[str]:
     import agentrl  # noqa: F401  (registers the built-in ids)
@@ -82,3 +100,111 @@ def resolve_env_ids(env_ids: list[str] | None, suite: str | None) -> list[str]:
     if not resolved:
         raise ValueError("give at least one env: --env ID [ID ...] or --suite NAME")
     return resolved
+
+
+# -- system requirements ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MissingPart:
+    """A system part an env needs that is not on this machine, and the command that installs it."""
+
+    part: str
+    package: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class SystemRequirement:
+    """The envs matching ``pattern`` (``fnmatch``) need every part of ``tier`` but ``optional``.
+
+    ``applies`` (given the ``gym.make`` keyword arguments) limits it to some configurations.
+    """
+
+    pattern: str
+    tier: str
+    optional: tuple[str, ...] = ()
+    applies: Callable[[Mapping[str, Any]], bool] | None = None
+
+
+def _local_desktop(env_kwargs: Mapping[str, Any]) -> bool:
+    return env_kwargs.get("provider", "local") == "local"
+
+
+def _docker_desktop(env_kwargs: Mapping[str, Any]) -> bool:
+    return env_kwargs.get("provider") == "docker"
+
+
+#: The accessibility-tree parts: without them the desktop runs and says so (no a11y tree).
+A11Y_PARTS = ("at-spi-bus-launcher", "gi (python3)", "Atspi-2.0")
+
+#: which envs need which parts (tiers and part names of agentrl/_system_deps.py's table)
+SYSTEM_REQUIREMENTS: tuple[SystemRequirement, ...] = (
+    SystemRequirement("AgentRL/FlashGame-*", "browser"),
+    SystemRequirement("AgentRL/OSWorld-*", "desktop", optional=A11Y_PARTS, applies=_local_desktop),
+    SystemRequirement("AgentRL/OSWorld-*", "docker", applies=_docker_desktop),
+)
+
+
+def _chromium_override() -> bool:
+    """``$AGENTRL_CHROMIUM`` names a Chromium elsewhere (the game envs use it): no Debian package needed."""
+    path = os.environ.get("AGENTRL_CHROMIUM")
+    return bool(path) and os.path.isfile(path)
+
+
+def _ruffle_missing() -> MissingPart | None:
+    """Ruffle (the Flash emulator of FlashGame-SWF): missing when neither installed nor installable with npm."""
+    import shutil
+
+    from agentrl.core.errors import DependencyNotInstalled
+    from agentrl.envs.games.ruffle import install_command, ruffle_dir
+
+    try:
+        ruffle_dir(install=False)
+    except DependencyNotInstalled:
+        if shutil.which("npm") is None or os.environ.get("AGENTRL_RUFFLE_DIR"):
+            return MissingPart("Ruffle", "npm @ruffle-rs/ruffle", install_command())
+    return None
+
+
+def missing_requirements(
+    env_ids: Sequence[str],
+    env_kwargs: Mapping[str, Any],
+    parts: Sequence[Mapping[str, Any]],
+) -> dict[str, list[MissingPart]]:
+    """For each env id that cannot run here, the system parts it needs that are missing.
+
+    Args:
+        env_ids: the ids a command would run.
+        env_kwargs: their ``gym.make`` keyword arguments (the desktop's ``provider`` changes what it needs).
+        parts: the rows of ``agentrl/_system_deps.py``'s table (``part``, ``package``, ``installed``,
+            ``tiers``, ``fix``).
+
+    >>> rows = [{"part": "chromium", "package": "chromium", "installed": False, "tiers": ["browser"],
+    ...          "fix": "apt-get install -y chromium"},
+    ...         {"part": "Xvfb", "package": "xvfb", "installed": True, "tiers": ["desktop"], "fix": ""}]
+    >>> missing = missing_requirements(["AgentRL/FlashGame-Catch-v0", "AgentRL/OSWorld-v0"], {}, rows)
+    >>> {env_id: [m.part for m in found] for env_id, found in missing.items()}
+    {'AgentRL/FlashGame-Catch-v0': ['chromium']}
+    """
+    missing: dict[str, list[MissingPart]] = {}
+    for env_id in env_ids:
+        found: list[MissingPart] = []
+        for requirement in SYSTEM_REQUIREMENTS:
+            if not fnmatch.fnmatchcase(env_id, requirement.pattern):
+                continue
+            if requirement.applies is not None and not requirement.applies(env_kwargs):
+                continue
+            for row in parts:
+                name = str(row.get("part", ""))
+                if requirement.tier not in (row.get("tiers") or ()) or row.get("installed", True):
+                    continue
+                if name in requirement.optional or (name == "chromium" and _chromium_override()):
+                    continue
+                if all(m.part != name for m in found):
+                    found.append(MissingPart(name, str(row.get("package", "")), str(row.get("fix", ""))))
+        if fnmatch.fnmatchcase(env_id, "AgentRL/FlashGame-SWF-*"):
+            ruffle = _ruffle_missing()
+            if ruffle is not None:
+                found.append(ruffle)
+        if found:
+            missing[env_id] = found
+    return missing

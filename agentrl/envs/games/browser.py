@@ -16,6 +16,7 @@ is never needed.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import mimetypes
 import os
 import shutil
@@ -24,6 +25,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentrl.core.deadlines import load_note, scaled_timeout
 from agentrl.core.errors import AgentRLError, DependencyNotInstalled
 
 __all__ = ["ASSET_HOST", "BrowserError", "BrowserHost", "GamePage", "PageCrashed", "PageHung", "find_chromium"]
@@ -42,6 +44,10 @@ CHROMIUM_ARGS = (
     "--disable-background-timer-throttling",
     "--disable-renderer-backgrounding",
 )
+# One start of Playwright's driver or of Chromium may take this long on an idle machine (stretched with the
+# load, see agentrl.core.deadlines); a start that fails is tried once more.
+LAUNCH_TIMEOUT_S = 30.0
+LAUNCH_TRIES = 2
 T = TypeVar("T")
 
 
@@ -55,6 +61,12 @@ class PageCrashed(BrowserError):
 
 class PageHung(BrowserError):
     """The page did not answer within its deadline and was closed."""
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (Playwright's messages carry a long call log after it)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else '(no message)'}"
 
 
 def find_chromium() -> str:
@@ -94,6 +106,7 @@ class BrowserHost:
         self._thread.start()
         self._playwright: Any = None
         self._browser: Any = None
+        self._launch_lock: asyncio.Lock | None = None
         self._closed = False
         self.launches = 0
 
@@ -115,17 +128,76 @@ class BrowserHost:
         return future.result(timeout=timeout_s)
 
     async def browser(self) -> Any:
-        """The running browser (launched, or relaunched after it died)."""
-        if self._browser is None or not self._browser.is_connected():
-            if self._playwright is None:
-                from playwright.async_api import async_playwright
+        """The running browser (launched, or relaunched after it died).
 
-                self._playwright = await async_playwright().start()
-            self._browser = await self._playwright.chromium.launch(
-                executable_path=self.executable, headless=True, args=list(CHROMIUM_ARGS)
-            )
-            self.launches += 1
+        A launch that fails or does not finish within :meth:`launch_timeout_s` (stretched with the
+        machine's load) is tried once more; then :class:`BrowserError` names the step that failed.
+        """
+        if self._launch_lock is None:  # (made here: it belongs to the host's loop)
+            self._launch_lock = asyncio.Lock()
+        async with self._launch_lock:  # envs opening pages at once share one launch
+            if self._browser is None or not self._browser.is_connected():
+                await self._launch_with_retry()
         return self._browser
+
+    async def _launch_with_retry(self) -> None:
+        failures: list[str] = []
+        for _ in range(LAUNCH_TRIES):
+            try:
+                self._browser = await self._launch(self.launch_timeout_s())
+            except BrowserError as exc:
+                failures.append(str(exc))
+                continue
+            self.launches += 1
+            return
+        distinct = list(dict.fromkeys(failures))
+        raise BrowserError(f"Chromium did not start ({LAUNCH_TRIES} tries{', each' if len(distinct) == 1 else ''}): "
+                           + " | ".join(distinct))
+
+    @staticmethod
+    def launch_timeout_s() -> float:
+        """The deadline of one start of Playwright's driver or of Chromium: 30 s on an idle machine, more under load."""
+        return scaled_timeout(LAUNCH_TIMEOUT_S)
+
+    async def _launch(self, timeout_s: float) -> Any:
+        """Start Playwright's driver (once) and Chromium, each within ``timeout_s``; the error names the step."""
+        if self._playwright is None:
+            from playwright.async_api import async_playwright
+
+            try:
+                self._playwright = await asyncio.wait_for(async_playwright().start(), timeout_s)
+            except asyncio.TimeoutError:
+                raise BrowserError(
+                    f"Playwright's driver did not start within {timeout_s:.1f} s ({load_note()})"
+                ) from None
+            except Exception as exc:
+                raise BrowserError(f"Playwright's driver did not start: {_first_line(exc)}") from None
+        try:
+            # Playwright's own launch timeout, and ours around it in case the driver itself is stuck.
+            return await asyncio.wait_for(
+                self._playwright.chromium.launch(
+                    executable_path=self.executable, headless=True, args=list(CHROMIUM_ARGS), timeout=timeout_s * 1000
+                ),
+                timeout_s + 5,
+            )
+        except asyncio.TimeoutError:
+            raise BrowserError(
+                f"{self.executable} did not start within {timeout_s:.1f} s ({load_note()})"
+            ) from None
+        except Exception as exc:
+            if type(exc).__name__ == "TimeoutError":  # playwright's own TimeoutError
+                raise BrowserError(
+                    f"{self.executable} did not start within {timeout_s:.1f} s ({load_note()})"
+                ) from None
+            raise BrowserError(f"{self.executable} did not start: {_first_line(exc)}") from None
+
+    def start(self) -> None:
+        """Launch the browser now if it is not running (:meth:`browser` with a deadline that covers its retry)."""
+        budget = LAUNCH_TRIES * (2 * self.launch_timeout_s() + 5) + 5
+        try:
+            self.run(self.browser(), timeout_s=budget)
+        except concurrent.futures.TimeoutError:
+            raise BrowserError(f"Chromium did not start within {budget:.1f} s ({load_note()})") from None
 
     def close(self) -> None:
         """Close the browser and stop the thread; safe to call twice."""
@@ -190,8 +262,18 @@ class GamePage:
 
     # -- lifecycle ------------------------------------------------------------------------
     def open(self, path: str, init_scripts: Sequence[str] = ()) -> None:
-        """A fresh context and page at ``http://agentrl.games/<path>`` (the old ones are closed)."""
-        self.host.run(self._open(path, list(init_scripts)), timeout_s=self.timeout_s + 20)
+        """A fresh context and page at ``http://agentrl.games/<path>`` (the old ones are closed).
+
+        Raises:
+            BrowserError: Chromium did not start (twice), or the page did not open in time; says which.
+        """
+        self.host.start()
+        try:
+            self.host.run(self._open(path, list(init_scripts)), timeout_s=self.timeout_s + 20)
+        except concurrent.futures.TimeoutError:
+            raise BrowserError(
+                f"the page {path} did not open within {self.timeout_s + 20:g} s ({load_note()})"
+            ) from None
 
     async def _open(self, path: str, init_scripts: list[str]) -> None:
         await self._close()

@@ -286,10 +286,18 @@ class DesktopSession:
             raise
 
     # ------------------------------------------------------------------ startup
-    def _start_xvfb(self, xvfb: str, timeout_s: float) -> None:
+    def _start_xvfb(self, xvfb: str, timeout_s: float, tries: int = 2) -> None:
+        """Start Xvfb on a free display and wait until it answers; up to ``tries`` slow starts (a fresh display each).
+
+        ``timeout_s`` is the deadline on an idle machine; it is stretched with the load
+        (:func:`~agentrl.core.deadlines.scaled_timeout`) at each try. The error names the step that failed.
+        """
+        from agentrl.core.deadlines import scaled_timeout
+
         assert self._state.tmpdir is not None
         log = self._state.tmpdir / "xvfb.log"
         errors: list[str] = []
+        timeouts = 0
         for n in range(DISPLAY_START, DISPLAY_START + DISPLAY_TRIES):
             if _x_lock_held(n):
                 continue
@@ -301,14 +309,16 @@ class DesktopSession:
             argv = [xvfb, f":{n}", "-screen", "0", f"{self.width}x{self.height}x24", "-nolisten", "tcp"]
             proc = self._spawn(argv, log)
             self._state.xvfb = proc
-            if self._wait_display(n, proc, timeout_s):
+            failure = self._wait_display(n, proc, scaled_timeout(timeout_s))
+            if failure is None:
                 return
-            errors.append(f":{n}: " + _read_capped(log, 500).strip()[-300:])
+            errors.append(failure)
+            timeouts += proc.poll() is None  # still running: it was slow, not broken
             _kill_procs([proc])
             self._state.xvfb = None
             _release_display(self._state)
             self._state.display = -1
-            if len(errors) >= 3:
+            if timeouts >= tries or len(errors) >= max(tries, 3):  # an Xvfb that exits at once costs little
                 break
         raise SandboxUnavailable("Xvfb did not start: " + " | ".join(errors or ["no free display number"]))
 
@@ -334,21 +344,37 @@ class DesktopSession:
         self.pids.append(proc.pid)
         return proc
 
-    def _wait_display(self, n: int, proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    def _wait_display(self, n: int, proc: subprocess.Popen[bytes], timeout_s: float) -> str | None:
+        """Wait until Xvfb ``:n`` has its socket and answers ``xdpyinfo``; ``None``, or which step failed."""
+        from agentrl.core.deadlines import load_note
+
         socket_path = f"/tmp/.X11-unix/X{n}"
         xdpyinfo = shutil.which("xdpyinfo")
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
+        deadline = started + timeout_s
+        step = f"did not create its socket {socket_path}"
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                return False
+                assert self._state.tmpdir is not None
+                tail = _read_capped(self._state.tmpdir / "xvfb.log", 2000).strip()[-300:]
+                waited = time.monotonic() - started
+                return f"Xvfb :{n} exited with status {proc.returncode} after {waited:.1f} s: {tail}"
             if os.path.exists(socket_path):
                 if xdpyinfo is None:
-                    return True
-                result = subprocess.run([xdpyinfo, "-display", f":{n}"], capture_output=True, timeout=5, check=False)
+                    return None
+                step = "did not answer xdpyinfo"
+                # One xdpyinfo may take a while on a loaded machine: it gets what is left of the deadline.
+                left = max(0.5, deadline - time.monotonic())
+                try:
+                    result = subprocess.run(
+                        [xdpyinfo, "-display", f":{n}"], capture_output=True, timeout=left, check=False
+                    )
+                except subprocess.TimeoutExpired:
+                    break
                 if result.returncode == 0:
-                    return True
+                    return None
             time.sleep(0.05)
-        return False
+        return f"Xvfb :{n} {step} within {timeout_s:.1f} s ({load_note()})"
 
     def _start_window_manager(self) -> None:
         wm = shutil.which("xfwm4")
@@ -367,39 +393,54 @@ class DesktopSession:
             path = self._state.tmpdir / "wm" / var.lower()
             path.mkdir(parents=True, exist_ok=True)
             wm_env[var] = str(path)
+        from agentrl.core.deadlines import scaled_timeout
+
+        failures: list[str] = []
         for attempt in range(3):  # a WM started right as Xvfb comes up occasionally fails to connect
             proc = self._spawn(argv, log, env=self.env(wm_env), cwd=self.home)
             self._state.wm = proc
-            if self._wait_window_manager(proc):
+            failure = self._wait_window_manager(proc, scaled_timeout(5.0))
+            if failure is None:
                 self.window_manager_name = "xfwm4"
                 return
+            failures.append(failure)
             _kill_procs([proc])
             self._state.wm = None
             time.sleep(0.2 * (attempt + 1))
         tail = _read_capped(log, 2000).strip()[-300:]
-        self.window_manager_note = f"xfwm4 did not start; running without a window manager: {tail}"
+        self.window_manager_note = f"xfwm4 did not start ({failures[-1]}); running without a window manager: {tail}"
 
-    def _wait_window_manager(self, proc: subprocess.Popen[bytes], timeout_s: float = 5.0) -> bool:
-        """Wait until the WM claims the screen (``_NET_SUPPORTING_WM_CHECK`` on the root window)."""
+    def _wait_window_manager(self, proc: subprocess.Popen[bytes], timeout_s: float = 5.0) -> str | None:
+        """Wait until the WM claims the screen (``_NET_SUPPORTING_WM_CHECK`` on the root window).
+
+        ``None`` when it did (or still runs at the deadline), else which step failed.
+        """
+        from agentrl.core.deadlines import load_note
+
         xprop = shutil.which("xprop")
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                return False
+                return f"xfwm4 exited with status {proc.returncode}"
             if xprop is None:
                 time.sleep(0.5)
-                return proc.poll() is None
-            result = subprocess.run(
-                [xprop, "-display", self.display, "-root", "_NET_SUPPORTING_WM_CHECK"],
-                capture_output=True,
-                text=True,
-                timeout=5,
-                check=False,
-            )
+                return None if proc.poll() is None else f"xfwm4 exited with status {proc.returncode}"
+            try:
+                result = subprocess.run(
+                    [xprop, "-display", self.display, "-root", "_NET_SUPPORTING_WM_CHECK"],
+                    capture_output=True,
+                    text=True,
+                    timeout=max(0.5, deadline - time.monotonic()),
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                break
             if "window id" in result.stdout:
-                return True
+                return None
             time.sleep(0.05)
-        return proc.poll() is None
+        if proc.poll() is None:
+            return None
+        return f"xfwm4 did not claim the screen within {timeout_s:.1f} s ({load_note()}) and exited"
 
     def _start_accessibility(self, timeout_s: float) -> None:
         """Start this session's D-Bus session bus and the AT-SPI bus launcher on it; a note when absent."""
