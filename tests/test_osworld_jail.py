@@ -168,3 +168,18 @@ def test_a_closed_jail_says_so(tmp_path: Path) -> None:
     assert jail.closed and not jail.alive()
     with pytest.raises(SandboxUnavailable, match="gone"):
         jail.run(["true"])
+
+
+def test_a_bwrap_that_cannot_start_falls_back_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentrl.core.errors import SandboxUnavailable
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    with Jail(tmp_path, sandbox=None) as jail:  # the default: run, unsandboxed, and say why
+        assert not jail.sandboxed and "No permissions to create a new namespace" in jail.isolation_warning
+        assert jail.run(["echo", "hi"]) == (0, "hi\n", "")
+    with pytest.raises(SandboxUnavailable, match="No permissions"):
+        Jail(tmp_path, sandbox=True)  # asked for: no silent fallback

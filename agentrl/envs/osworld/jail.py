@@ -629,7 +629,22 @@ class Jail:
         self._next_id = 0
         self._state = _State()
         self._finalizer = weakref.finalize(self, _finalize, self._state, self._shim)
-        self._start()
+        try:
+            self._start()
+        except SandboxUnavailable as exc:
+            if sandbox is not None or self._bwrap is None:
+                raise
+            # bwrap is installed but cannot run here (no user namespaces, as in an unprivileged container):
+            # run unsandboxed, and say so, rather than have no desktop at all.
+            self._bwrap, self.sandboxed, self._shim_path = None, False, str(self._shim)
+            self.isolation_warning = (
+                f"isolation is off: bubblewrap could not start here ({exc}); "
+                "the desktop's commands run as plain child processes"
+            )
+            self._state = _State()
+            self._finalizer.detach()
+            self._finalizer = weakref.finalize(self, _finalize, self._state, self._shim)
+            self._start()
 
     # ------------------------------------------------------------------ start and stop
     def _argv(self, fd: int) -> list[str]:
@@ -699,7 +714,7 @@ class Jail:
             )
             ready = self._state.replies.pop(-1, None)
         if ready is None:
-            self.close()
+            _shutdown(self._state)
             log.seek(0)
             message = log.read(4000).decode(errors="replace").strip()[-1500:]
             raise SandboxUnavailable(f"the desktop's sandbox did not start: {message or 'no answer'}")
