@@ -505,7 +505,16 @@ class DesktopSession:
         readable = [x_socket, tmpdir / "Xauthority"]
 
         def start() -> Jail:
-            return Jail(self.home, writable=[tmpdir / "run"], readable=readable, sandbox=self._sandbox)
+            from agentrl.core.deadlines import scaled_timeout
+
+            timeout = scaled_timeout(20.0)  # a loaded machine starts bwrap and Python slowly
+            return Jail(
+                self.home,
+                writable=[tmpdir / "run"],
+                readable=readable,
+                sandbox=self._sandbox,
+                startup_timeout_s=timeout,
+            )
 
         self._state.jail = self._worker_thread.submit(start).result()
         self.pids.append(self._state.jail.host_pid or -1)
