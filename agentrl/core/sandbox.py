@@ -67,7 +67,10 @@ class Sandbox(Protocol):
     example ``"bubblewrap: no network, read-only root, ..."``, so that a user can see what protects them.
     """
 
-    isolation: str
+    @property
+    def isolation(self) -> str:
+        """What isolation is in force, in words."""
+        ...
 
     def reset(self) -> None:
         """Forget all state; the next ``execute`` starts from a clean interpreter/database/screen."""

@@ -166,7 +166,7 @@ class ProcessWorker:
     :class:`~agentrl.rollout.errors.EnvWorkerError` saying how it died.
     """
 
-    def __init__(self, env_fn: EnvFactory, context: multiprocessing.context.BaseContext) -> None:
+    def __init__(self, env_fn: EnvFactory, context: Any) -> None:  # a multiprocessing context (spawn or fork)
         self._env_fn = env_fn
         self._context = context
         self._process: multiprocessing.process.BaseProcess | None = None

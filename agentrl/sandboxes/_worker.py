@@ -124,7 +124,7 @@ class _Capture:
                                       errors="backslashreplace", write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                                       errors="backslashreplace", write_through=True)
-        sys.__stdout__, sys.__stderr__ = sys.stdout, sys.stderr
+        sys.__stdout__, sys.__stderr__ = sys.stdout, sys.stderr  # type: ignore[misc]
 
     def finish(self, max_chars: int) -> tuple[str, bool]:
         for stream in (sys.stdout, sys.stderr):
@@ -234,7 +234,7 @@ class Worker:
                 linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
             last = None
             if tree.body and isinstance(tree.body[-1], ast.Expr):
-                last = ast.Expression(tree.body.pop().value)
+                last = ast.Expression(tree.body.pop().value)  # type: ignore[attr-defined]
             exec(compile(tree, filename, "exec"), g)
             if last is not None:
                 value = eval(compile(last, filename, "eval"), g)

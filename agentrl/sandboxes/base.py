@@ -39,7 +39,7 @@ class FinalizedSandbox:
     is garbage-collected without ``close()`` still cleans up).
     """
 
-    _lock: threading.Lock
+    _lock: threading.Lock | threading.RLock
     _closed: bool
     _finalizer: Callable[[], Any]
 

@@ -22,7 +22,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from typing import Any
+from typing import IO, Any
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxMisuse, SandboxUnavailable
 
@@ -139,7 +139,7 @@ class PrivateDockerDaemon:
         self.host = ""
         self.pid: int | None = None
         self._proc: subprocess.Popen | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
         self._clients: list[Any] = []
 
     def start(self) -> PrivateDockerDaemon:

@@ -509,7 +509,7 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
 
 
 def _read_all(fd: int, deadline: float) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         _wait(fd, deadline)
         chunk = os.read(fd, 65536)

@@ -168,12 +168,14 @@ class Action:
 # ---------------------------------------------------------------------------------------------- pyautogui
 
 
-def _special(text: str) -> str | None:
-    word = text.strip().strip("`").strip()
-    return word if word in SPECIAL_ACTIONS else None
+_SPECIAL_KINDS: dict[str, Literal["WAIT", "DONE", "FAIL"]] = {"WAIT": "WAIT", "DONE": "DONE", "FAIL": "FAIL"}
 
 
-def _split_trailing_special(block: str) -> tuple[str, str | None]:
+def _special(text: str) -> Literal["WAIT", "DONE", "FAIL"] | None:
+    return _SPECIAL_KINDS.get(text.strip().strip("`").strip())
+
+
+def _split_trailing_special(block: str) -> tuple[str, Literal["WAIT", "DONE", "FAIL"] | None]:
     lines = block.rstrip().splitlines()
     if lines and _special(lines[-1]) is not None and not lines[-1].startswith((" ", "\t")):
         return "\n".join(lines[:-1]).strip(), _special(lines[-1])

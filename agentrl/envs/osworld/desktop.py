@@ -800,7 +800,7 @@ class DesktopSession:
         return [
             Path(str(proc.args[0] if isinstance(proc.args, (list, tuple)) else proc.args)).name
             for proc in self._state.apps
-            if proc.pid in self._state.launched and proc.poll() is not None and proc.returncode < 0
+            if proc.pid in self._state.launched and (rc := proc.poll()) is not None and rc < 0
         ]
 
     def reset(self) -> None:

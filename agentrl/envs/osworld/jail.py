@@ -672,13 +672,13 @@ class Jail:
         argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp"]
         argv += ["--size", str(TMP_SIZE_BYTES // 4), "--tmpfs", "/var/tmp"]
         argv += ["--size", str(64 * 1024**2), "--tmpfs", "/run"]
-        for path in python_dirs():
-            argv += ["--ro-bind", path, path]
-        for path in self.readable:
-            if path.exists():
-                argv += ["--ro-bind", str(path), str(path)]
-        for path in [self.home, *self.writable]:
-            argv += ["--bind", str(path), str(path)]
+        for folder in python_dirs():
+            argv += ["--ro-bind", folder, folder]
+        for readable in self.readable:
+            if readable.exists():
+                argv += ["--ro-bind", str(readable), str(readable)]
+        for writable in [self.home, *self.writable]:
+            argv += ["--bind", str(writable), str(writable)]
         argv += ["--ro-bind", str(self._shim), SHIM_DIR, "--remount-ro", "/", "--chdir", str(self.home), "--"]
         return argv + py
 

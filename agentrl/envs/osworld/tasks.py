@@ -307,7 +307,7 @@ def validate(task: OSWorldTask, strict: bool = True) -> list[str]:
     >>> validate(task, strict=False)  # doctest: +ELLIPSIS
     ["task 't' config[0]: unsupported setup step type 'lauch'; supported: ...; did you mean 'launch'?"]
     """
-    problems: list[str] = []
+    problems: list[str | None] = []
     prefix = f"task {task.id!r}"
     for i, step in enumerate(task.config):
         problems.append(_check("setup step type", step.type, SUPPORTED_SETUP_TYPES, f"{prefix} config[{i}]"))
