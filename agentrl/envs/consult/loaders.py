@@ -358,8 +358,8 @@ def _criterion(item: Any, index: int, where: str) -> Criterion:
     points = item.get("points")
     if isinstance(points, bool) or not isinstance(points, (int, float)):
         raise TaskFormatError(f"{where}: rubrics[{index}] 'points' must be a number, got {points!r}")
-    if not -10 <= points <= 10 or points == 0:
-        raise TaskFormatError(f"{where}: rubrics[{index}] 'points' must be in [-10, 10] and not 0, got {points}")
+    if not -10 <= points <= 10:  # 0-point items are accepted, as in HealthBench's files
+        raise TaskFormatError(f"{where}: rubrics[{index}] 'points' must be in [-10, 10], got {points}")
     tags = item.get("tags", ())
     if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
         raise TaskFormatError(f"{where}: rubrics[{index}] 'tags' must be a list of strings")
@@ -373,7 +373,7 @@ def load_healthbench_rubrics(path: str | os.PathLike[str]) -> dict[str, tuple[Cr
 
     Raises:
         FileNotFoundError: no such file.
-        TaskFormatError: a row without an id or rubrics, points outside ``[-10, 10]`` or 0, no positive
+        TaskFormatError: a row without an id or rubrics, points outside ``[-10, 10]``, no positive
             criterion, a repeated id (names the file and line).
     """
     rubrics: dict[str, tuple[Criterion, ...]] = {}
