@@ -139,8 +139,17 @@ def _same_name(a: str, b: str) -> bool:
     """Two names of the same thing: equal once normalised, or the same distinctive words ("haemoglobin", "Hb")."""
     if normalize_test_name(a) == normalize_test_name(b):
         return True
-    ta = _tokens(a)
-    return bool(ta) and ta == _tokens(b)
+    ta = _canon_words(a)
+    return bool(ta) and ta == _canon_words(b)
+
+
+_FILLER = frozenset("a an the of for test tests level levels serum please".split())
+
+
+@functools.lru_cache(maxsize=65_536)
+def _canon_words(text: str) -> tuple[str, ...]:
+    """A name's words with synonyms folded and filler words dropped, in order."""
+    return tuple(_CANON.get(w, w) for w in re.findall(r"[a-z0-9]+", normalize_test_name(text)) if w not in _FILLER)
 
 
 def _label_parts(label: str) -> list[str]:
