@@ -282,3 +282,24 @@ def test_spider_source_to_verifier(tmp_path: Path) -> None:
     verifier = SQLVerifier()
     assert verifier(task, "SELECT count(name) FROM item", {}).value == 1.0
     assert verifier(task, "SELECT 5", {}).value == 0.0
+
+
+def test_env_options_reach_the_verifier(tmp_path: Path) -> None:
+    """``gym.make("AgentRL/SQL-v0", dataset=..., keep_distinct=..., plug_value=...)`` scores with those options."""
+    import gymnasium as gym
+
+    import agentrl  # noqa: F401  (registers the envs)
+
+    folder = tmp_path / "database" / "shop"
+    folder.mkdir(parents=True)
+    _write(folder / "shop.sqlite", _ROWS)
+    (tmp_path / "tables.json").write_text("[]")
+    rows = [{"db_id": "shop", "question": "Which categories?", "query": "SELECT DISTINCT cat FROM item"}]
+    (tmp_path / "dev.json").write_text(json.dumps(rows))
+    for keep, expected in ((False, 1.0), (True, 0.0)):
+        env = gym.make("AgentRL/SQL-v0", dataset=str(tmp_path), keep_distinct=keep, plug_value=True)
+        env.reset(seed=0)
+        _, reward, terminated, _, _ = env.step("<solution>SELECT cat FROM item</solution>")
+        assert terminated and reward == expected
+        assert env.unwrapped.verifier.plug_value
+        env.close()
