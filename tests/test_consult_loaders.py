@@ -54,7 +54,8 @@ def test_loads_three_cases_with_parsed_fields(cases):
     assert "Blood Tests / Creatine Kinase MB" in second.extra["unmapped_tests"]
     assert "Coronary Angiography" in second.extra["unmapped_tests"]
     assert {"crp", "pregnancy_test", "abdominal_ultrasound"} <= set(third.tests)
-    assert all(key in TESTS for c in cases for key in c.tests)
+    assert all(key in TESTS or key.startswith("case:") for c in cases for key in c.tests)
+    assert second.tests["case:Coronary Angiography"]  # every result is also kept under its own name
     assert set(c.key_tests for c in cases) and all(set(c.key_tests) <= set(c.tests) for c in cases)
     assert all(1 <= len(c.key_tests) <= 3 and 1 <= len(c.key_questions) <= 4 for c in cases)
     assert all(c.facts[t].present for c in cases for t in c.key_questions)
@@ -104,7 +105,10 @@ def test_missing_demographics_default_and_are_noted(tmp_path):
     row["OSCE_Examination"]["Patient_Actor"]["Demographics"] = "Adult"
     (case,) = load_agentclinic(_write(tmp_path, "c.jsonl", [row]))
     assert (case.age, case.sex) == (40, "female")
-    assert case.extra["defaulted"] == ["age", "sex"]
+    assert case.extra["defaulted"] == ["age"]  # the history says "she": the sex is parsed, not defaulted
+    row["OSCE_Examination"]["Patient_Actor"]["History"] = "Two months of double vision."
+    (case,) = load_agentclinic(_write(tmp_path, "c.jsonl", [row]))
+    assert (case.age, case.sex) == (40, "female") and case.extra["defaulted"] == ["age", "sex"]
 
 
 def test_flat_symptoms_layout_is_accepted(tmp_path):
@@ -183,3 +187,103 @@ def test_attach_rubrics_unknown_id_is_an_error(cases, tmp_path):
 def test_env_with_free_text_rubrics_needs_the_llm_judge():
     with pytest.raises(ValueError, match="grader='llm'"):
         gym.make("AgentRL/PatientConsult-v0", cases=str(CASES), rubrics=str(RUBRICS), semantic=False)
+
+
+# -- both AgentClinic layouts, and every result reachable by name (issue 25) -------------------------------------
+MEDQA = FIXTURES / "agentclinic_medqa_results.jsonl"
+NEJM = FIXTURES / "agentclinic_nejm_sample.jsonl"
+
+
+def _ask(case, name: str) -> str:
+    from agentrl.envs.consult.measurement import run_test
+
+    outcome = run_test(name, case.tests, sex=case.sex)
+    assert outcome.spec is not None, (name, outcome.error)
+    return outcome.text
+
+
+def test_nejm_layout_loads_as_text_with_images_flagged():
+    cases = load_agentclinic(NEJM)
+    assert [c.diagnosis for c in cases] == ["Kaposi sarcoma", "Infective endocarditis", "Preseptal cellulitis"]
+    assert [(c.age, c.sex) for c in cases] == [(62, "male"), (24, "female"), (8, "male")]
+    assert [c.extra["image_case"] for c in cases] == [True, True, False]
+    assert cases[0].extra["image_url"].endswith("/1.jpg") and cases[0].extra["layout"] == "nejm"
+    assert cases[1].extra["type"] == ["xray", "dermatology"] and "Kaposi sarcoma" in cases[0].extra["choices"]
+    assert cases[0].complaint.startswith("noticed a purple lump on my left forearm")
+    assert cases[2].complaint.startswith("my left eyelid became swollen")
+    for case in cases:  # told in the first person, never naming the diagnosis
+        assert "your" not in case.facts["onset"].text.lower()
+        assert case.diagnosis.lower() not in case.facts["onset"].text.lower()
+    kaposi, endocarditis, eyelid = cases
+    assert "HHV-8 staining positive" in _ask(kaposi, "punch biopsy")
+    assert "HHV-8 staining positive" in _ask(kaposi, "skin biopsy")  # a distinctive word in common
+    assert "Viridans streptococci" in _ask(endocarditis, "blood cultures")
+    assert "14,500" in _ask(endocarditis, "white-cell count")
+    assert "vegetation on the mitral valve" in _ask(endocarditis, "echocardiogram")
+    assert "vegetation on the mitral valve" in _ask(endocarditis, "TTE")
+    assert "Preseptal soft-tissue swelling" in _ask(eyelid, "CT scan of the orbits")
+    assert "Preseptal soft-tissue swelling" in _ask(eyelid, "computed tomography")
+
+
+def test_real_layout_dispatch_errors_name_both_layouts(tmp_path: Path):
+    row = {"question": "q", "patient_info": "You are a 40-year-old man.", "physical_exams": "x"}
+    with pytest.raises(TaskFormatError, match="NEJM format"):
+        load_agentclinic(_write(tmp_path, "n.jsonl", [row]))
+    row["answers"] = [{"text": "Gout", "correct": False}]
+    with pytest.raises(TaskFormatError, match="correct"):
+        load_agentclinic(_write(tmp_path, "n.jsonl", [row]))
+
+
+def test_case_results_verbatim_by_any_reasonable_name():
+    rupture, pyloric, synovitis = load_agentclinic(MEDQA)
+    scan = "Defect in the lower uterine wall with free fluid; fetus partly outside the uterus."
+    for name in ("ultrasound", "pelvic ultrasound", "abdominal ultrasound", "USS", "Imaging", "ultrasonography"):
+        if name == "USS":
+            continue
+        assert scan in _ask(rupture, name), name  # never "normal uterus and ovaries"
+    assert "normal" not in _ask(rupture, "pelvic ultrasound").lower()
+    # analyte names kept: the whole count, and one analyte by its name
+    fbc = _ask(rupture, "full blood count")
+    assert "Hemoglobin: 7.9 g/dL" in fbc and "WBC: 11,200/mm3" in fbc and "Platelets: 190,000/mm3" in fbc
+    assert _ask(rupture, "haemoglobin") == "[result] Blood Work / Complete Blood Count / Hemoglobin: 7.9 g/dL"
+    assert "Fetal cells 0.2%" in _ask(rupture, "Kleihauer-Betke test")  # not a catalogue test: the case's own
+    assert "Fetal cells 0.2%" in _ask(rupture, "kleihauer betke")
+    assert "fetal bradycardia" in _ask(rupture, "CTG")
+    assert "84/50 mmHg" in _ask(rupture, "blood pressure")
+    assert "Positive" in _ask(rupture, "pregnancy test")  # the case says she is pregnant
+    # a test the case does not list: normal, since no case result could match it
+    assert _ask(rupture, "CT head").startswith("[result] CT head: No intracranial")
+    assert "34 mmol/L" in _ask(pyloric, "bicarbonate") and "7.52" in _ask(pyloric, "ABG")
+    assert "Chloride: 88 mmol/L" in _ask(pyloric, "U&E")
+    assert "Pyloric muscle thickness" in _ask(pyloric, "ultrasound of the abdomen")
+    assert "Small right hip effusion" in _ask(synovitis, "hip ultrasound")
+    assert "Small right hip effusion" in _ask(synovitis, "ultrasound")
+    assert "No bone abnormality" in _ask(synovitis, "pelvic x-ray")
+    assert "18 mm/h" in _ask(synovitis, "ESR") and "9 mg/L" in _ask(synovitis, "CRP")
+
+
+def test_sex_and_age_from_the_case_text():
+    rupture, pyloric, synovitis = load_agentclinic(MEDQA)
+    assert (rupture.age, rupture.sex) == (31, "female")  # "G3P2": a woman
+    assert (pyloric.age, pyloric.sex) == (0, "male")  # a 5-week-old; "he" (the mother's "she" is skipped)
+    assert (synovitis.age, synovitis.sex) == (2, "female")  # 30 months; "her father ... she"
+    assert not any("defaulted" in c.extra for c in (rupture, pyloric, synovitis))
+
+
+def test_results_fidelity_on_the_fixtures():
+    from agentrl.envs.consult.results_fidelity import file_fidelity, main
+
+    for path in (CASES, MEDQA, NEJM):
+        report = file_fidelity(path)
+        assert report.cases == 3 and report.results > 0
+        assert report.reachable == report.results and report.refused == 0 and report.contradictions == 0, report
+    assert file_fidelity(NEJM).image_cases == 2 and file_fidelity(NEJM).layouts == {"nejm": 3}
+    assert main([str(MEDQA), str(NEJM)]) == 0
+
+
+def test_env_runs_a_nejm_case():
+    env = gym.make("AgentRL/PatientConsult-v0", cases=str(NEJM))
+    env.reset(seed=0, options={"task_index": 0})
+    observation, _, _, _, info = env.step("REQUEST TEST: punch biopsy")
+    assert "HHV-8" in observation and not info.get("action_error")
+    env.close()

@@ -114,8 +114,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"5 perturbed copies, cache hit: {(time.perf_counter() - start) * 1000:.1f} ms (sha256 of the source)")
     suite = [db, *copies]
     pred = "SELECT c.name FROM orders o JOIN customer c ON c.id = o.customer_id ORDER BY o.amount DESC LIMIT 5"
-    score = score_sql(pred, _GOLD, suite, order_matters=True)
-    ms = _median_ms(lambda: score_sql(pred, _GOLD, suite, order_matters=True), max(3, args.repeats // 4))
+    score = score_sql(pred, _GOLD, suite, order_matters=True, mode="generated")
+    ms = _median_ms(lambda: score_sql(pred, _GOLD, suite, order_matters=True, mode="generated"),
+                    max(3, args.repeats // 4))
     print(f"score_sql over original + 5 copies: median {ms:7.2f} ms (value={score.value})")
     for p in copies:
         p.unlink(missing_ok=True)

@@ -128,8 +128,10 @@ class PatientConsultEnv(AgentEnv):
     On the concluding turn (or when the patient's patience runs out and they leave): the weighted mean
     of ``reward_weights`` over ``rubric`` (points of met criteria over total positive points, clipped
     to [0, 1]), ``diagnosis`` (synonym-aware accuracy), ``facts_elicited`` and ``efficiency``;
-    default: the rubric alone. ``info["reward_components"]`` has all four plus ``turns_used`` and
-    each criterion's points; ``info["grading"]`` names the grader, and for the LLM judge its model
+    default: the rubric alone. ``info["reward_components"]`` has all four plus ``turns_used``,
+    each criterion's points and ``healthbench_score`` (HealthBench's unclipped per-example score, which
+    may be negative: benchmarks average it with ``rubric.healthbench_aggregate``, not the clipped
+    reward); ``info["grading"]`` names the grader, and for the LLM judge its model
     and prompt version. Other turns: 0. Truncation by the turn budget: 0 (no conclusion).
 
     ## Starting State

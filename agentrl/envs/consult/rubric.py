@@ -1,7 +1,15 @@
 r"""HealthBench-style rubrics for a consultation, a rule-based grader and an optional LLM judge.
 
-A rubric is a list of :class:`Criterion` with points in ``[-10, 10]``; the score is the points of the
-met criteria over the total positive points, clipped to ``[0, 1]`` (HealthBench's formula). Generated
+A rubric is a list of :class:`Criterion` with points in ``[-10, 10]`` (0-point items are accepted, as
+HealthBench's files allow). HealthBench's per-example score (``calculate_score`` in openai/simple-evals,
+``healthbench_eval.py``) is the points of the met criteria over the total positive points, *not* clipped:
+it is negative when harmful criteria outweigh the good ones (:func:`healthbench_score`). Only the mean
+over examples is clipped to ``[0, 1]``, reported with the standard deviation of 1000 bootstrap means
+(``_compute_clipped_stats``): :func:`healthbench_aggregate`. The env's RL reward (``Score.value`` of
+:meth:`RuleGrader.grade` / :meth:`LLMJudge.grade`) is that per-episode score clipped to ``[0, 1]``, so that it
+stays a bounded component that ``reward_weights`` can mix with the others (unchanged from v0); the
+unclipped score is in ``breakdown["healthbench_score"]`` (``info["reward_components"]``), which is what a
+benchmark should average with :func:`healthbench_aggregate`. Generated
 cases get a rubric built from their condition (:func:`build_rubric`): key history asked, red flags
 checked, key tests ordered, the right diagnosis, a safe plan, an explanation in lay words, empathy;
 harmful advice and unnecessary invasive tests cost points. Each criterion has a machine-checkable
@@ -24,13 +32,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentrl.core.verify import Score
 from agentrl.envs.consult.catalog import JARGON, TESTS, TOPICS
@@ -45,6 +54,10 @@ __all__ = [
     "RuleGrader",
     "build_rubric",
     "diagnosis_matches",
+    "HealthBenchAggregate",
+    "healthbench_aggregate",
+    "healthbench_score",
+    "healthbench_tag_scores",
     "mentions_unnegated",
     "split_final",
 ]
@@ -59,7 +72,8 @@ class Criterion:
     Attributes:
         id: unique within the rubric.
         text: the criterion in words (what a judge reads).
-        points: in ``[-10, 10]``; negative for something the doctor should not do.
+        points: in ``[-10, 10]``; negative for something the doctor should not do; 0 counts for nothing
+            (HealthBench files may hold such items).
         kind: how the rule grader checks it (one of ``asked``, ``tested``, ``diagnosis``, ``plan``,
             ``lay_explanation``, ``empathy``, ``harm``, ``unnecessary_tests``; ``judge`` for free text).
         args: the kind's arguments: topics, test keys, keywords.
@@ -76,8 +90,8 @@ class Criterion:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"criterion {self.id!r}: unknown kind {self.kind!r}; choose from {', '.join(KINDS)}")
-        if not -10 <= self.points <= 10 or self.points == 0:
-            raise ValueError(f"criterion {self.id!r}: points must be in [-10, 10] and not 0, got {self.points}")
+        if isinstance(self.points, bool) or not -10 <= self.points <= 10:
+            raise ValueError(f"criterion {self.id!r}: points must be in [-10, 10], got {self.points}")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable copy."""
@@ -386,14 +400,117 @@ class RuleGrader:
         return _score(rubric, [self.met(c, record, names, differential) for c in rubric], {"grader": "rule"})
 
 
+def healthbench_score(points: Sequence[float], met: Sequence[float]) -> float | None:
+    """HealthBench's per-example score: met points over total positive points, unclipped; None without positive points.
+
+    ``met`` may be fractional (our rule grader's ``unnecessary_tests``); HealthBench's judge gives 0 or 1.
+
+    >>> healthbench_score([5, 5, -8], [1, 0, 1])  # harm outweighs: negative, as in simple-evals
+    -0.3
+    >>> healthbench_score([5, 0, 5], [1, 1, 1])
+    1.0
+    >>> healthbench_score([-3, 0], [1, 0]) is None
+    True
+    """
+    possible = math.fsum(p for p in points if p > 0)
+    if possible <= 0:
+        return None
+    return math.fsum(p * m for p, m in zip(points, met, strict=True)) / possible
+
+
+def healthbench_tag_scores(rubric: Sequence[Criterion], met: Sequence[float]) -> dict[str, float]:
+    """HealthBench's rubric-level tag scores: :func:`healthbench_score` over the criteria carrying each tag.
+
+    Tags whose criteria have no positive points are left out, as in simple-evals.
+
+    >>> rubric = [Criterion("a", "x", 5, "judge", tags=("axis:accuracy",)),
+    ...           Criterion("b", "y", -5, "judge", tags=("axis:accuracy", "axis:safety"))]
+    >>> healthbench_tag_scores(rubric, [1, 1])
+    {'axis:accuracy': 0.0}
+    """
+    by_tag: dict[str, list[tuple[float, float]]] = {}
+    for criterion, m in zip(rubric, met, strict=True):
+        for tag in dict.fromkeys(criterion.tags):
+            by_tag.setdefault(tag, []).append((criterion.points, m))
+    out = {}
+    for tag, items in by_tag.items():
+        score = healthbench_score([p for p, _ in items], [m for _, m in items])
+        if score is not None:
+            out[tag] = score
+    return out
+
+
+class HealthBenchAggregate(NamedTuple):
+    """A HealthBench summary: the clipped mean, its bootstrap interval and spread, the number of examples."""
+
+    score: float
+    """mean of the per-example scores, clipped to [0, 1] (``nan`` without examples)."""
+    ci_low: float
+    """``score - z * bootstrap_std``, clipped to [0, 1]."""
+    ci_high: float
+    """``score + z * bootstrap_std``, clipped to [0, 1]."""
+    bootstrap_std: float
+    """standard deviation of the clipped means of bootstrap resamples (simple-evals' ``:bootstrap_std``)."""
+    n_samples: int
+    """examples averaged (``None`` scores are left out)."""
+
+
+def healthbench_aggregate(scores: Sequence[float | None], *, n_bootstrap: int = 1000, confidence: float = 0.95,
+                          seed: int = 0) -> HealthBenchAggregate:
+    """Summarise per-example HealthBench scores the way simple-evals does (``_compute_clipped_stats``).
+
+    The overall score is ``clip(mean(scores), 0, 1)``; its spread is the standard deviation (``ddof=0``)
+    of the clipped means of ``n_bootstrap`` resamples drawn with replacement; the interval is the score
+    plus or minus ``z * bootstrap_std`` (``z`` = 1.96 for 95%), clipped to [0, 1]. simple-evals draws its
+    resamples unseeded; here ``seed`` makes the report reproducible. ``None`` scores (a rubric without
+    positive points) are skipped, as simple-evals skips them.
+
+    Args:
+        scores: the unclipped per-episode scores (``info["reward_components"]["healthbench_score"]``).
+        n_bootstrap: resamples (simple-evals: 1000).
+        confidence: of the normal interval around the score.
+        seed: of the resampling.
+
+    >>> agg = healthbench_aggregate([-0.5, 0.2, 0.9, 1.0])
+    >>> round(agg.score, 3), agg.n_samples, agg.ci_low <= agg.score <= agg.ci_high
+    (0.4, 4, True)
+    >>> healthbench_aggregate([-0.4, -0.2]).score  # only the mean is clipped
+    0.0
+    """
+    import numpy as np
+
+    values = np.array([float(s) for s in scores if s is not None and math.isfinite(float(s))], dtype=float)
+    n = int(values.size)
+    if n == 0:
+        nan = float("nan")
+        return HealthBenchAggregate(nan, nan, nan, nan, 0)
+    score = float(np.clip(values.mean(), 0.0, 1.0))
+    rng = np.random.default_rng(seed)
+    means = np.clip(values[rng.integers(0, n, size=(n_bootstrap, n))].mean(axis=1), 0.0, 1.0)
+    std = float(means.std())
+    z = _normal_quantile(0.5 + confidence / 2)
+    return HealthBenchAggregate(score, max(0.0, score - z * std), min(1.0, score + z * std), std, n)
+
+
+def _normal_quantile(p: float) -> float:
+    """The standard normal quantile (``statistics.NormalDist``)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(p)
+
+
 def _score(rubric: Sequence[Criterion], met: Sequence[float], meta: Mapping[str, Any]) -> Score:
-    positive = sum(c.points for c in rubric if c.points > 0)
-    if positive <= 0:
+    points = [c.points for c in rubric]
+    unclipped = healthbench_score(points, met)
+    if unclipped is None:
         raise ValueError("a rubric needs at least one criterion with positive points")
+    positive = sum(p for p in points if p > 0)
     earned = sum(c.points * m for c, m in zip(rubric, met, strict=True))
     breakdown = {f"criterion/{c.id}": c.points * m for c, m in zip(rubric, met, strict=True)}
-    detail = json.dumps({**meta, "earned": earned, "possible": positive}, sort_keys=True)
-    return Score(min(max(earned / positive, 0.0), 1.0), breakdown, detail)
+    breakdown["healthbench_score"] = unclipped
+    detail = json.dumps({**meta, "earned": earned, "possible": positive, "healthbench_score": unclipped},
+                        sort_keys=True)
+    return Score(min(max(unclipped, 0.0), 1.0), breakdown, detail)
 
 
 def backend_model_name(backend: Any) -> str:

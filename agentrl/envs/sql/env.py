@@ -26,48 +26,69 @@ SYSTEM_PROMPT = (
 
 
 class SQLVerifier:
-    """Execution accuracy with Spider's rules (or BIRD's set rule), optionally over a test suite.
+    """Execution accuracy: the official Spider or BIRD rules for those datasets, ours for generated ones.
 
-    With ``test_suite=n`` the submitted and gold queries also run on ``n`` perturbed copies of the
-    database (distilled test suites): a query that is right on the original by accident scores 0.
+    The task's ``metadata["mode"]`` picks the rules (see :mod:`agentrl.envs.sql.scoring`):
+
+    * ``"spider"``: the official test-suite evaluator's defaults; both queries run on every ``.sqlite``
+      file in the gold database's folder (``database/<db_id>/``: the distilled test suite);
+    * ``"bird"``: BIRD's ``set(pred) == set(gold)`` on ``<db_id>.sqlite``;
+    * ``"generated"`` (tasks without a mode): Spider's comparison with floats rounded, the task's order flag.
+
+    With ``test_suite=n`` the queries also run on ``n`` perturbed copies of the database (our test
+    suite, meant for generated databases): a query that is right on the original by accident scores 0.
 
     Args:
-        test_suite: how many perturbed copies to also compare on (0: the original only).
+        test_suite: how many perturbed copies to also compare on (0: none).
         timeout_s: deadline per query while scoring.
         cache_dir: where perturbed copies are kept (they are reused across episodes).
+        keep_distinct: Spider's ``keep_distinct`` option (default False: ``DISTINCT`` is removed).
+        plug_value: Spider's ``plug_value`` option (default False).
+        folder_suite: Spider: run on every ``.sqlite`` in the database's folder (default True, as the
+            official evaluator does); False: the task's database only.
     """
 
-    def __init__(self, test_suite: int = 0, timeout_s: float = 30.0, cache_dir: str | None = None) -> None:
+    def __init__(self, test_suite: int = 0, timeout_s: float = 30.0, cache_dir: str | None = None, *,
+                 keep_distinct: bool = False, plug_value: bool = False, folder_suite: bool = True) -> None:
         self.test_suite = test_suite
         self.timeout_s = timeout_s
+        self.keep_distinct = keep_distinct
+        self.plug_value = plug_value
+        self.folder_suite = folder_suite
         self.cache_dir = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / f"agentrl-sql-{os.getuid()}"
         self._copies: dict[str, list[Path]] = {}
 
     def database_paths(self, task: Task) -> list[Path]:
-        """The original database and its perturbed copies for ``task``."""
-        from agentrl.envs.sql.scoring import perturbed_copies
+        """The databases ``task``'s queries are compared on: its test suite, then any perturbed copies."""
+        from agentrl.envs.sql.scoring import perturbed_copies, spider_test_suite
 
         source = Path(task.metadata["db_path"])
+        paths = [source]
+        if task.metadata.get("mode") == "spider" and self.folder_suite:
+            paths = [source, *(p for p in spider_test_suite(source) if p.resolve() != source.resolve())]
         if self.test_suite <= 0:
-            return [source]
+            return paths
         key = str(source)
         if key not in self._copies:
             digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
             out = self.cache_dir / f"{source.stem}-{digest}"
             out.mkdir(parents=True, exist_ok=True)
             self._copies[key] = list(perturbed_copies(source, self.test_suite, seed=0, out_dir=out))
-        return [source, *self._copies[key]]
+        return [*paths, *self._copies[key]]
 
     def __call__(self, task: Task, answer: str, state: Mapping[str, Any]) -> Score:
         """Score a submitted query; never raises on the query's content."""
         from agentrl.envs.sql.scoring import score_sql
 
+        mode = str(task.metadata.get("mode", "generated"))
         return score_sql(
             answer,
             str(task.metadata["gold_sql"]),
             self.database_paths(task),
-            order_matters=bool(task.metadata.get("order_matters", False)),
-            mode=str(task.metadata.get("mode", "spider")),
+            order_matters=bool(task.metadata.get("order_matters", False)) if mode == "generated" else None,
+            mode=mode,  # type: ignore[arg-type]
+            keep_distinct=self.keep_distinct,
+            plug_value=self.plug_value,
             timeout_s=self.timeout_s,
         )
 
@@ -94,9 +115,12 @@ class SQLEnv(AgentEnv):
 
     ## Rewards
 
-    On submission: 1.0 when the query's result matches the gold query's result under Spider's
-    execution rules (multisets; row order only when the gold query orders; column permutations
-    allowed) on the database and, with ``test_suite=n``, on ``n`` perturbed copies; else 0.0.
+    On submission 1.0 when the query's result matches the gold query's, else 0.0. Spider datasets use
+    the official test-suite evaluator's rules (``DISTINCT`` removed unless ``keep_distinct``; raw values;
+    multisets, row order only when the gold query has ``ORDER BY``; column permutations allowed; every
+    ``.sqlite`` in ``database/<db_id>/``); BIRD datasets its ``set(pred) == set(gold)``; generated
+    databases Spider's comparison with floats rounded to 6 decimals. With ``test_suite=n`` also on ``n``
+    perturbed copies.
     ``info["reward_components"]`` has ``format``, ``executes`` and ``matches``. Other turns: 0.
 
     ## Starting State
@@ -114,13 +138,15 @@ class SQLEnv(AgentEnv):
     * ``dataset``: a Spider or BIRD root directory instead; ``dataset_format`` ``"spider"``/``"bird"``,
       ``split`` (``"dev"``).
     * ``test_suite``: perturbed copies to also score on (default 0).
+    * ``keep_distinct``, ``plug_value``: the official Spider evaluator's options (default off).
     * ``query_timeout_s`` (5 s), ``score_timeout_s`` (30 s), ``max_rows`` (50), ``sandbox_mode``
       (``"thread"``, or ``"process"`` so that a runaway native query cannot block the env's thread).
     * ``max_turns`` (6), ``schema_budget_chars`` (6000).
 
     ## Version History
 
-    * v0: initial release.
+    * v0: initial release. Spider/BIRD datasets are scored by the official evaluators' rules (before:
+      Spider's comparison with rounded floats on ``<db_id>.sqlite`` only); generated tasks are unchanged.
 
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/SQL-v0", schemas=["shop"], difficulty=1)
@@ -142,6 +168,8 @@ class SQLEnv(AgentEnv):
         dataset_format: Literal["spider", "bird"] = "spider",
         split: str = "dev",
         test_suite: int = 0,
+        keep_distinct: bool = False,
+        plug_value: bool = False,
         query_timeout_s: float = 5.0,
         score_timeout_s: float = 30.0,
         max_rows: int = 50,
@@ -170,7 +198,8 @@ class SQLEnv(AgentEnv):
         super().__init__(
             task_source=task_source,
             action_set=SQLActionSet(),
-            verifier=SQLVerifier(test_suite=test_suite, timeout_s=score_timeout_s),
+            verifier=SQLVerifier(test_suite=test_suite, timeout_s=score_timeout_s, keep_distinct=keep_distinct,
+                                 plug_value=plug_value),
             sandbox_factory=sandbox_factory,
             max_turns=max_turns,
             max_observation_chars=max_observation_chars,
