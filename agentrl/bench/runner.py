@@ -638,6 +638,9 @@ class _Runner:
         record = self._record(spec, started=started, wall=wall, trajectory=trajectory, reward=reward_total,
                               success=success, turns=turns, task_id=task_id, done_reason=done_reason,
                               tokens=_usage(agent), error=error, error_kind=error_kind, error_class=error_cls)
+        components = info.get("reward_components") if error is None and isinstance(info, dict) else None
+        if isinstance(components, dict) and components:  # the score's parts (HealthBench's unclipped score...)
+            record["reward_components"] = json_safe(components)
         video_frames = locals().get("frames") or []
         if video_frames:
             video = await asyncio.to_thread(_write_video, Path(cfg.out), spec.key, video_frames)

@@ -316,6 +316,7 @@ class GroupStats:
     pass_at: dict[int, float] = field(default_factory=dict)
     rewards: list[float] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    healthbench: Any = None  # HealthBenchAggregate over the episodes' unclipped scores, where they carry one
 
     @property
     def group_id(self) -> str:
@@ -370,9 +371,23 @@ def summarize(records: Sequence[Mapping[str, Any]], confidence: float = 0.95) ->
             mean_turns=math.fsum(float(r.get("turns", 0) or 0) for r in members) / n,
             mean_tokens=math.fsum(float(r.get("tokens", 0) or 0) for r in members) / n,
             mean_wall_s=math.fsum(float(r.get("wall_s", 0) or 0) for r in members) / n,
-            k=k, pass_at=pass_at, rewards=rewards, records=list(members),
+            k=k, pass_at=pass_at, rewards=rewards, records=list(members), healthbench=_healthbench(members),
         ))
     return out
+
+
+def _healthbench(members: Sequence[Mapping[str, Any]]) -> Any:
+    """HealthBench's overall score (the clipped mean of unclipped per-example scores), or ``None``."""
+    scores = [
+        (r.get("reward_components") or {}).get("healthbench_score")
+        for r in members
+        if isinstance(r.get("reward_components"), dict) and "healthbench_score" in r["reward_components"]
+    ]
+    if not scores:
+        return None
+    from agentrl.envs.consult.rubric import healthbench_aggregate
+
+    return healthbench_aggregate(scores)
 
 
 def _fmt(value: float, digits: int = 3) -> str:
@@ -402,4 +417,12 @@ def format_summary(groups: Sequence[GroupStats]) -> str:
         pairs = enumerate(zip(cells, widths, strict=True))
         return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in pairs).rstrip()
 
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+    lines = [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+    for g in groups:
+        hb = g.healthbench
+        if hb is not None and hb.n_samples:
+            lines.append(
+                f"HealthBench score, {g.env} | {g.agent}: {hb.score:.3f} [{hb.ci_low:.3f}, {hb.ci_high:.3f}] "
+                f"(clipped mean of {hb.n_samples} unclipped episode scores; bootstrap std {hb.bootstrap_std:.3f})"
+            )
+    return "\n".join(lines)
