@@ -38,9 +38,18 @@ _MS_REMOUNT = 32
 _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
+_CLONE_NEWIPC = 0x08000000
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -171,7 +180,10 @@ class Worker:
         self.globals = self._fresh_globals()
         self.cell = 0
         self.kill_others = cfg["kill_others"]
-        self.pid_ns = not cfg["process_mode"]
+        self.pid_ns = not cfg["process_mode"] and not cfg.get("shared_pid_ns")
+        # A fork-server session shares its pid namespace with the template and other sessions: it
+        # finds its own processes by its uid (unique to it), which is all that kill(-1) reaches.
+        self.shared_pid_ns = bool(cfg.get("shared_pid_ns"))
         self.uid = os.getuid()
         self.forks_at_start = 0
 
@@ -288,6 +300,9 @@ class Worker:
                 return
 
             def others() -> bool:
+                if self.shared_pid_ns:
+                    me = str(self.main_pid)
+                    return any(p.isdigit() and p != me and _uid_of(p) == self.uid for p in os.listdir("/proc"))
                 return any(pid != self.main_pid for pid in _pids_of_uid(self.uid))
         if not others():
             return
@@ -427,8 +442,308 @@ def _reaper(inner: int, fds: list[int]) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+# -- the zygote: a pre-imported template that forks one isolated session per episode -------------
+#
+# Started by bubblewrap as host root with CAP_SETUID/CAP_SETGID only (no user namespace yet). The
+# launcher (bwrap's command, pid 2) forks the template, which unshares a user namespace; the launcher
+# writes its uid/gid map (an identity map of the host uids [first, first + count): the template's uid
+# and one uid per live session), drops to the template's uid itself (no capability left anywhere) and
+# waits. The template keeps every capability *inside that user namespace only* (none on the host),
+# imports numpy/sympy once, turns non-dumpable and serves fork requests on a SOCK_SEQPACKET socket.
+# Each session: a fork of the template that unshares its own mount, IPC and network namespaces,
+# mounts a fresh size-capped tmpfs on /scratch, /tmp and /dev/shm, drops to its own uid, clears
+# every capability (bounding, permitted, effective, ambient), sets no_new_privs and the rlimits, then
+# runs the ordinary request loop (Worker) on the pipes the host passed in.
+
+
+def _capset_zero() -> None:
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(_libc.capset(header, data), "capset")
+
+
+def _cap_last() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 40
+
+
+def _loopback_up() -> None:
+    import fcntl
+    import socket as socket_mod
+
+    with socket_mod.socket(socket_mod.AF_INET, socket_mod.SOCK_DGRAM) as s:
+        ifr = struct.pack("16sh14x", b"lo", 0)
+        flags = struct.unpack("16sh14x", fcntl.ioctl(s.fileno(), _SIOCGIFFLAGS, ifr))[1]
+        fcntl.ioctl(s.fileno(), _SIOCSIFFLAGS, struct.pack("16sh14x", b"lo", flags | _IFF_UP))
+
+
+def _uid_of(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, failed: list) -> None:
+    """In the forked child: isolate, drop everything, then serve requests as an ordinary worker."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in (req_fd, resp_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWNET), "unshare")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
+    size = int(scfg["scratch_mb"])
+    flags = _MS_NOSUID | _MS_NODEV
+    _mount("tmpfs", tcfg["scratch_dir"], "tmpfs", flags, f"mode=0700,uid={uid},gid={uid},size={size}m")
+    _mount("tmpfs", "/tmp", "tmpfs", flags, f"mode=1777,size={size}m")
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", flags, "mode=1777,size=16m")
+    try:
+        _loopback_up()
+    except OSError:
+        pass
+    os.chdir(tcfg["scratch_dir"])
+    fsize = int(scfg["max_file_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    nproc = int(scfg["max_processes"])
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    for cap in range(_cap_last() + 1):
+        _check(_libc.prctl(_PR_CAPBSET_DROP, ctypes.c_ulong(cap), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                           ctypes.c_ulong(0)), "drop bounding capability")
+    os.setresuid(uid, uid, uid)
+    # The template's uid is not 0 in the user namespace, so changing uid kept the capabilities:
+    # clear them all explicitly, and make sure no exec can bring any back.
+    _capset_zero()
+    _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    cfg = {"req_fd": req_fd, "resp_fd": resp_fd, "mode": scfg["mode"], "process_mode": False, "kill_others": True,
+           "shared_pid_ns": True, "max_file_mb": int(scfg["max_file_mb"])}
+    worker = Worker(cfg)
+    worker.capture.start()
+    mem = _vm_bytes() + int(scfg["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    worker.send({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "failed_imports": failed,
+                 "template_pid": os.getppid(), "zygote": True})
+    worker.serve()
+
+
+class Template:
+    """The fork server: sessions keyed by the host's id, each with its own uid from a free list."""
+
+    def __init__(self, cfg: dict, sock, failed: list) -> None:
+        self.cfg = cfg
+        self.sock = sock
+        self.failed = failed
+        first = cfg["first_uid"]
+        self.free = list(range(first + 1, first + cfg["uid_count"]))
+        self.sessions: dict[int, dict] = {}  # id -> {"pid", "uid", "status"}
+        self.by_pid: dict[int, int] = {}
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            sid = self.by_pid.pop(pid, None)
+            if sid is not None and sid in self.sessions:
+                self.sessions[sid]["status"] = status
+
+    def fork(self, sid: int, scfg: dict, fds: list) -> dict:
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            return {"error": "expected two pipe fds"}
+        if not self.free:
+            for fd in fds:
+                os.close(fd)
+            return {"error": f"no free session uid ({self.cfg['uid_count'] - 1} sessions live)"}
+        uid = self.free.pop(0)
+        req_fd, resp_fd = fds
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _session_main(self.cfg, scfg, req_fd, resp_fd, uid, self.failed)
+            except BaseException:
+                try:
+                    traceback.print_exc()
+                except BaseException:
+                    pass
+            os._exit(70)
+        os.close(req_fd)
+        os.close(resp_fd)
+        self.sessions[sid] = {"pid": pid, "uid": uid, "status": None}
+        self.by_pid[pid] = sid
+        return {"pid": pid, "uid": uid}
+
+    def kill(self, sid: int) -> dict:
+        """Kill every process of the session's uid (it cannot change uid), reap it, free the uid."""
+        sess = self.sessions.get(sid)
+        if sess is None:
+            return {"status": None}
+        uid = sess["uid"]
+        deadline = time.monotonic() + 10.0
+        while True:
+            self.reap()
+            pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == uid]
+            if not pids and sess["status"] is not None:
+                break
+            if time.monotonic() > deadline:
+                return {"error": "the session's processes would not die", "status": sess["status"]}
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.0005)
+        del self.sessions[sid]
+        self.free.append(uid)
+        return {"status": sess["status"]}
+
+    def status(self, sid: int, wait_s: float) -> dict:
+        sess = self.sessions.get(sid)
+        if sess is None:
+            return {"status": None}
+        deadline = time.monotonic() + min(max(wait_s, 0.0), 5.0)
+        while True:
+            self.reap()
+            if sess["status"] is not None or time.monotonic() >= deadline:
+                return {"status": sess["status"]}
+            time.sleep(0.001)
+
+    def serve(self) -> None:
+        import socket as socket_mod
+
+        while True:
+            try:
+                data, fds, _, _ = socket_mod.recv_fds(self.sock, 1 << 20, 8)
+            except InterruptedError:
+                continue
+            except OSError:
+                os._exit(0)
+            if not data:
+                os._exit(0)
+            try:
+                msg = json.loads(data.decode("utf-8", "replace"))
+                op = msg.get("op")
+                sid = int(msg.get("id", -1))
+                if op == "fork":
+                    reply = self.fork(sid, msg["cfg"], list(fds))
+                    fds = []
+                elif op == "kill":
+                    reply = self.kill(sid)
+                elif op == "status":
+                    reply = self.status(sid, float(msg.get("wait_s", 0.0)))
+                else:
+                    reply = {"error": f"unknown op {op!r}"}
+            except Exception as exc:  # a bug of ours: say so, keep serving
+                reply = {"error": repr(exc)}
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.reap()
+            try:
+                self.sock.send(json.dumps(reply).encode("ascii"))
+            except OSError:
+                os._exit(0)
+
+
+def _template_main(cfg: dict) -> None:
+    import site
+    import socket as socket_mod
+
+    for d in cfg["site_dirs"]:
+        site.addsitedir(d)
+    failed = []
+    for name in cfg["preimport"]:
+        try:
+            __import__(name)
+        except BaseException:
+            failed.append(name)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGXCPU, _xcpu_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Sessions run under other uids, but a process that cannot be dumped cannot be ptraced or have
+    # its /proc/<pid>/mem or environ read even by a process of its own uid without CAP_SYS_PTRACE.
+    _prctl(_PR_SET_DUMPABLE, 0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sock = socket_mod.socket(fileno=cfg["ctl_fd"])
+    template = Template(cfg, sock, failed)
+    sock.send(json.dumps({"ready": True, "template_pid": os.getpid(), "uid": os.getuid(),
+                          "failed_imports": failed}).encode("ascii"))
+    template.serve()
+
+
+def _zygote_main(cfg: dict) -> None:
+    """bwrap's command: set up the user namespace of the template, then only wait for it."""
+    for key, value in cfg["env"].items():
+        os.environ[key] = value
+    first, count = cfg["first_uid"], cfg["uid_count"]
+    go_r, go_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(go_w)
+        os.close(done_r)
+        _check(_libc.unshare(_CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+        os.write(done_w, b"u")
+        os.close(done_w)
+        if os.read(go_r, 1) != b"g":
+            os._exit(1)
+        os.close(go_r)
+        os.setgroups([])
+        os.setresgid(first, first, first)
+        os.setresuid(first, first, first)
+        _template_main(cfg)
+        os._exit(0)
+    os.close(go_r)
+    os.close(done_w)
+    if os.read(done_r, 1) != b"u":
+        os._exit(1)
+    os.close(done_r)
+    for name in ("uid_map", "gid_map"):
+        with open(f"/proc/{pid}/{name}", "w") as f:
+            f.write(f"{first} {first} {count}\n")
+    os.write(go_w, b"g")
+    os.close(go_w)
+    os.close(cfg["ctl_fd"])
+    # Nothing left to do as root: become the template's uid, which drops every capability.
+    os.setgroups([])
+    os.setresgid(first, first, first)
+    os.setresuid(first, first, first)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
 def main() -> None:
     cfg = json.loads(sys.argv[1])
+    if cfg.get("zygote"):
+        _zygote_main(cfg)
+        return
     for key, value in cfg["env"].items():
         os.environ[key] = value
     if cfg["process_mode"]:

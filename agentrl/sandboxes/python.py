@@ -32,11 +32,13 @@ import os
 import select
 import shutil
 import site
+import socket
 import sys
 import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -60,7 +62,8 @@ _SCRATCH = "/scratch"
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                 "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
 _UID_BASE = 2_000_000_000
-_UIDS_PER_PROCESS = 1024
+_UIDS_PER_PROCESS = 2048
+_TEMPLATE_UIDS = 128  # one template uid + 127 session uids per fork server
 _uid_lock = threading.Lock()
 _uid_counter = itertools.count()
 _uids_in_use: set[int] = set()
@@ -100,12 +103,48 @@ def _pids_in_session(sid: int) -> list[int]:
     return found
 
 
+def _uid_base() -> int:
+    # 2048 slots per process id keep the largest uid (about 4.15e9) below 2**32 - 1.
+    return _UID_BASE + (os.getpid() % (1 << 20)) * _UIDS_PER_PROCESS
+
+
+def _live_uids() -> set[int]:
+    found = set()
+    for pid in _pids():
+        with contextlib.suppress(OSError):
+            found.add(os.stat(f"/proc/{pid}").st_uid)
+    return found
+
+
+def _alloc_uid_block(n: int) -> int:
+    """Reserve ``n`` consecutive uids no process uses (a fork server's template and session uids)."""
+    with _uid_lock:
+        base = _uid_base()
+        live: set[int] | None = None
+        # From the top of this process's range down: single worker uids are handed out from the bottom.
+        for start in range(_UIDS_PER_PROCESS - n, -1, -n):
+            block = range(base + start, base + start + n)
+            if any(u in _uids_in_use for u in block):
+                continue
+            if live is None:
+                live = _live_uids()
+            if any(u in live for u in block):
+                continue
+            _uids_in_use.update(block)
+            return base + start
+    raise SandboxUnavailable(f"no {n} free consecutive worker uids left in this process")
+
+
+def _release_uid_block(first: int, n: int) -> None:
+    with _uid_lock:
+        _uids_in_use.difference_update(range(first, first + n))
+
+
 def _alloc_uid() -> int:
     """Pick a uid no process uses: per-worker uids make RLIMIT_NPROC and kill(-1) per worker."""
     with _uid_lock:
-        # 1024 slots per process id keep the largest uid (about 3.07e9) below 2**32 - 1.
         for _ in range(_UIDS_PER_PROCESS):
-            uid = _UID_BASE + (os.getpid() % (1 << 20)) * _UIDS_PER_PROCESS + next(_uid_counter) % _UIDS_PER_PROCESS
+            uid = _uid_base() + next(_uid_counter) % _UIDS_PER_PROCESS
             if uid not in _uids_in_use and not _pids_of_uid(uid):
                 _uids_in_use.add(uid)
                 return uid
@@ -176,21 +215,11 @@ class _Worker:
 
     def pending(self) -> bool:
         """Whether the worker wrote to the reply pipe unasked."""
-        r, _, _ = select.select([self.resp_r], [], [], 0)
-        return bool(r)
+        return _pending(self.resp_r)
 
     def write(self, data: bytes, deadline: float) -> None:
         """Write ``data`` to the request pipe (non-blocking, so a full pipe cannot outlast ``deadline``)."""
-        fd = self.req_w
-        view = memoryview(data)
-        os.set_blocking(fd, False)
-        while view:
-            try:
-                n = os.write(fd, view)
-            except BlockingIOError:
-                _wait(fd, deadline, write=True)
-                continue
-            view = view[n:]
+        _write_all(self.req_w, data, deadline)
 
     def read(self, n: int, deadline: float) -> bytes:
         """Read exactly ``n`` bytes from the reply pipe."""
@@ -198,12 +227,7 @@ class _Worker:
 
     def exit_reason(self) -> str:
         """How the interpreter ended, from its exit status."""
-        status = self.proc.poll()  # type: ignore[attr-defined]
-        if status is None or status == 0:
-            return "the interpreter exited"
-        if status < 0:
-            return f"the interpreter was killed by signal {-status}"
-        return f"the interpreter exited with status {status}"
+        return _exit_words(self.proc.poll())  # type: ignore[attr-defined]
 
     def kill(self) -> None:
         """Kill the worker and everything it spawned, reap it, remove its scratch dir."""
@@ -239,6 +263,297 @@ class _Worker:
             proc.wait(timeout=10)  # type: ignore[attr-defined]
         shutil.rmtree(self.scratch, ignore_errors=True)
         _release_uid(self.uid)
+
+
+def _pending(fd: int) -> bool:
+    r, _, _ = select.select([fd], [], [], 0)
+    return bool(r)
+
+
+def _write_all(fd: int, data: bytes, deadline: float) -> None:
+    view = memoryview(data)
+    os.set_blocking(fd, False)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            _wait(fd, deadline, write=True)
+            continue
+        view = view[n:]
+
+
+def _exit_words(status: int | None) -> str:
+    """``status`` as ``Popen.returncode`` has it: negative for a signal."""
+    if status is None or status == 0:
+        return "the interpreter exited"
+    if status < 0:
+        return f"the interpreter was killed by signal {-status}"
+    return f"the interpreter exited with status {status}"
+
+
+# -- the fork server (zygote) ------------------------------------------------------------------
+class _Template:
+    """A pre-imported interpreter under bubblewrap that forks one isolated session per worker.
+
+    Shared by every :class:`PythonSandbox` of this process with the same interpreter, pre-imports
+    and bubblewrap; see the "Fork server" part of :class:`PythonSandbox`'s doc for the isolation.
+    It speaks JSON over a ``SOCK_SEQPACKET`` socket: ``fork`` (with the session's two pipe ends passed
+    as ``SCM_RIGHTS``), ``kill`` and ``status``, one request at a time.
+    """
+
+    capacity = _TEMPLATE_UIDS - 1
+
+    def __init__(self, argv_prefix: list[str], python: str, cfg: dict) -> None:
+        self.argv_prefix = argv_prefix
+        self.python = python
+        self.cfg = cfg
+        self.lock = threading.Lock()
+        self.start_lock = threading.Lock()
+        self.started = False
+        self.start_error: BaseException | None = None
+        self.closed = False
+        self.reserved = 0
+        self.users = 0
+        self.proc: object = None
+        self.sock: socket.socket | None = None
+        self.ns_init: int | None = None
+        self.first_uid: int | None = None
+        self.errfile: object = None
+        self.info: dict = {}
+        self.ids = itertools.count(1)
+
+    # -- life cycle --------------------------------------------------------------------------
+    def ensure_started(self) -> None:
+        """Start the template once (callers racing for it wait for the first)."""
+        with self.start_lock:
+            if self.start_error is not None:
+                raise self.start_error
+            if not self.started:
+                try:
+                    self._start()
+                except BaseException as exc:
+                    self.start_error = exc
+                    raise
+                self.started = True
+
+    def _start(self) -> None:
+        import subprocess
+
+        first = _alloc_uid_block(_TEMPLATE_UIDS)
+        self.first_uid = first
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        info_r, info_w = os.pipe()
+        self.errfile = tempfile.TemporaryFile()
+        cfg = {**self.cfg, "zygote": True, "ctl_fd": child.fileno(), "first_uid": first,
+               "uid_count": _TEMPLATE_UIDS, "scratch_dir": _SCRATCH}
+        argv = [*self.argv_prefix, "--info-fd", str(info_w), self.python, "-I", "-S", "-B", _SANDBOX_WORKER_PATH,
+                json.dumps(cfg)]
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=self.errfile, pass_fds=[child.fileno(), info_w], cwd="/",
+                                         env=cfg["env"], start_new_session=True)
+        except BaseException:
+            for fd in (info_r, info_w):
+                os.close(fd)
+            parent.close()
+            child.close()
+            self.close()
+            raise
+        os.close(info_w)
+        child.close()
+        self.sock = parent
+        try:
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            info = _read_all(info_r, deadline)
+            with contextlib.suppress(ValueError, KeyError):
+                self.ns_init = int(json.loads(info.decode("utf-8", "replace"))["child-pid"])
+            ready = self._recv(deadline)
+            if not ready.get("ready"):
+                raise OSError(f"unexpected first message from the fork server: {ready!r}")
+            self.info = ready
+        except (OSError, EOFError, ValueError, TimeoutError) as exc:
+            err = self.stderr_tail()
+            self.close()
+            raise SandboxUnavailable(f"the sandbox fork server failed to start under bubblewrap: {exc!r}; "
+                                     f"stderr: {err or '<empty>'} (pass zygote=False for one fresh "
+                                     f"interpreter per worker)") from exc
+        finally:
+            os.close(info_r)
+
+    def alive(self) -> bool:
+        """Whether the template (and with it every session it forked) still runs."""
+        return self.started and not self.closed and self.proc.poll() is None  # type: ignore[attr-defined]
+
+    def stderr_tail(self) -> str:
+        """The end of what the template and bubblewrap wrote to stderr (for error messages)."""
+        with contextlib.suppress(Exception):
+            self.errfile.seek(0)  # type: ignore[attr-defined]
+            return self.errfile.read().decode("utf-8", "replace").strip()[-2000:]  # type: ignore[attr-defined]
+        return ""
+
+    def close(self) -> None:
+        """Kill the template's pid namespace (every session dies with it) and release its uids."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+        if self.ns_init is not None:
+            with contextlib.suppress(OSError):
+                os.kill(self.ns_init, 9)
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()  # type: ignore[attr-defined]
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=10)  # type: ignore[attr-defined]
+        if self.sock is not None:
+            self.sock.close()
+        if self.errfile is not None:
+            with contextlib.suppress(Exception):
+                self.errfile.close()  # type: ignore[attr-defined]
+        if self.first_uid is not None:
+            _release_uid_block(self.first_uid, _TEMPLATE_UIDS)
+            self.first_uid = None
+
+    # -- requests ----------------------------------------------------------------------------
+    def _recv(self, deadline: float) -> dict:
+        assert self.sock is not None
+        _wait(self.sock.fileno(), deadline)
+        data = self.sock.recv(1 << 16)
+        if not data:
+            raise EOFError("the fork server closed its socket")
+        msg = json.loads(data.decode("utf-8", "replace"))
+        if not isinstance(msg, dict):
+            raise ValueError("bad message from the fork server")
+        return msg
+
+    def request(self, msg: dict, fds: list[int] | None = None, timeout: float = 30.0) -> dict:
+        """Send one request and wait for its reply; ``OSError`` when the template is gone."""
+        with self.lock:
+            if self.closed or self.sock is None:
+                raise OSError("the fork server is closed")
+            data = json.dumps(msg).encode("ascii")
+            if fds:
+                socket.send_fds(self.sock, [data], fds)
+            else:
+                self.sock.send(data)
+            return self._recv(time.monotonic() + timeout)
+
+    def fork(self, session_cfg: dict) -> _Session:
+        """Fork a session and return its transport (not yet ready: the caller awaits its ready message)."""
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        sid = next(self.ids)
+        try:
+            reply = self.request({"op": "fork", "id": sid, "cfg": session_cfg}, [req_r, resp_w])
+        except BaseException:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(req_r)
+            os.close(resp_w)
+        if "error" in reply:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            raise SandboxUnavailable(f"the sandbox fork server could not fork a session: {reply['error']}")
+        return _Session(self, sid, req_w, resp_r, int(reply["uid"]))
+
+
+_templates_lock = threading.Lock()
+_templates: dict[tuple, list[_Template]] = {}
+
+
+def _lease_template(key: tuple, need: int, make: Callable[[], _Template]) -> _Template:
+    """A running template for ``key`` with room for ``need`` more live sessions (started if none has)."""
+    with _templates_lock:
+        for t in _templates.get(key, []):
+            if not t.closed and (t.alive() or not t.started) and t.reserved + need <= t.capacity:
+                break
+        else:
+            t = make()
+            _templates.setdefault(key, []).append(t)
+        t.reserved += need
+        t.users += 1
+    try:
+        t.ensure_started()
+    except BaseException:
+        _return_template(key, t, need)
+        raise
+    return t
+
+
+def _return_template(key: tuple, t: _Template, need: int) -> None:
+    """Give back a lease; the last user of a template closes it."""
+    with _templates_lock:
+        t.reserved -= need
+        t.users -= 1
+        last = t.users <= 0
+        if last:
+            group = _templates.get(key, [])
+            if t in group:
+                group.remove(t)
+            if not group:
+                _templates.pop(key, None)
+    if last:
+        t.close()
+
+
+@dataclass
+class _Session:
+    """One episode's interpreter, forked from a :class:`_Template`: a pool ``WorkerTransport``."""
+
+    template: _Template
+    sid: int
+    req_w: int
+    resp_r: int
+    uid: int
+    info: dict = field(default_factory=dict)
+    dead: bool = False
+
+    def alive(self) -> bool:
+        """Whether the session still runs: its template runs and it has not closed its reply pipe."""
+        if self.dead or not self.template.alive():
+            return False
+        poller = select.poll()
+        poller.register(self.resp_r, select.POLLIN)
+        return not any(ev & (select.POLLHUP | select.POLLERR) for _, ev in poller.poll(0))
+
+    def pending(self) -> bool:
+        """Whether the session wrote to the reply pipe unasked."""
+        return _pending(self.resp_r)
+
+    def write(self, data: bytes, deadline: float) -> None:
+        """Write ``data`` to the request pipe."""
+        _write_all(self.req_w, data, deadline)
+
+    def read(self, n: int, deadline: float) -> bytes:
+        """Read exactly ``n`` bytes from the reply pipe."""
+        return _read_exact(self.resp_r, n, deadline)
+
+    def exit_reason(self) -> str:
+        """How the session ended, from the exit status its template reaped."""
+        if not self.template.alive():
+            return "the sandbox's fork server died"
+        try:
+            status = self.template.request({"op": "status", "id": self.sid, "wait_s": 1.0}).get("status")
+        except (OSError, EOFError, ValueError, TimeoutError):
+            return "the interpreter exited"
+        if not isinstance(status, int):
+            return "the interpreter exited"
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        return _exit_words(code)
+
+    def kill(self) -> None:
+        """Kill every process of the session (all run under its uid) and wait until they are gone."""
+        if self.dead:
+            return
+        self.dead = True
+        for fd in (self.req_w, self.resp_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.template.alive():
+            with contextlib.suppress(OSError, EOFError, ValueError, TimeoutError):
+                self.template.request({"op": "kill", "id": self.sid})
 
 
 class PythonSandbox(PooledSandbox):
@@ -297,6 +612,7 @@ class PythonSandbox(PooledSandbox):
         isolation: Literal["auto", "bwrap", "process"] = "auto",
         preimport: tuple[str, ...] | list[str] = DEFAULT_PREIMPORT,
         pool_size: int = 1,
+        zygote: bool | None = None,
     ) -> None:
         """Validate the options and start warming workers in the background (see the class doc)."""
         check_option("mode", mode, MODES)
@@ -317,11 +633,18 @@ class PythonSandbox(PooledSandbox):
                                      "install it with: apt-get install bubblewrap")
         self._bwrap = bwrap if isolation != "process" else None
         self.isolation_level: str = "bwrap" if self._bwrap else "process"
+        can_fork = self._bwrap is not None and self._root
+        if zygote and not can_fork:
+            raise SandboxUnavailable("zygote=True needs bubblewrap and root (a user namespace mapping two "
+                                     "uids); pass zygote=None to use it where it is available")
+        self.zygote: bool = can_fork if zygote is None else bool(zygote)
         self.isolation: str = self._describe()
         self._lock = threading.RLock()
         self._closed = False
-        self._pool: WorkerPool[_Worker] = WorkerPool(self._spawn, self.pool_size)
-        self._finalizer = weakref.finalize(self, WorkerPool.close, self._pool)
+        # [key, template, reserved sessions]: the fork server this sandbox leases, given back at close.
+        self._lease: list = [None, None, self.pool_size + 2]
+        self._pool: WorkerPool = WorkerPool(self._spawn, self.pool_size)
+        self._finalizer = weakref.finalize(self, _close_sandbox, self._pool, self._lease)
         if isolation == "bwrap":
             # Fail now, with the fix, rather than at the first execute().
             try:
@@ -334,6 +657,12 @@ class PythonSandbox(PooledSandbox):
     def _describe(self) -> str:
         limits = (f"rlimits (cpu {self.cpu_s:g}s, +{self.memory_mb} MB address space, {self.max_processes} "
                   f"processes, {self.max_file_mb} MB files), wall clock {self.timeout_s:g}s")
+        if self._bwrap and self.zygote:
+            return (f"bubblewrap fork server: each session is forked from a pre-imported template and runs "
+                    f"under its own uid (a user namespace maps the template's uid and one uid per session), "
+                    f"with its own mount/ipc/network namespaces (no network), fresh /scratch, /tmp and "
+                    f"/dev/shm tmpfs, no capabilities, no_new_privs; read-only minimal root (/usr + Python); "
+                    f"cannot signal, ptrace or read the template (other uid, non-dumpable); {limits}")
         if self._bwrap:
             uid = "private uid per worker" if self._root else "unprivileged user namespace"
             return (f"bubblewrap: no network, read-only minimal root (/usr + Python), private /tmp and "
@@ -401,7 +730,49 @@ class PythonSandbox(PooledSandbox):
             argv += ["--info-fd", str(info_fd)]
         return [*argv, python]
 
-    def _spawn(self) -> _Worker:
+    def _template_key(self) -> tuple:
+        return (self._bwrap, _real_python(), self.preimport, tuple(self._keep_paths()), _WORKER_FILE)
+
+    def _make_template(self) -> _Template:
+        assert self._bwrap is not None
+        python = _real_python()
+        argv = self._bwrap_argv(python)[:-1]
+        cfg = {"env": _clean_env(_SCRATCH), "preimport": list(self.preimport), "site_dirs": _site_dirs()}
+        return _Template(argv, python, cfg)
+
+    def _template(self) -> _Template:
+        """The leased fork server, leased again (a new one started) when it died."""
+        key, template, need = self._lease
+        if template is not None and template.alive():
+            return template
+        if template is not None:
+            self._lease[1] = None
+            _return_template(key, template, need)
+        key = self._template_key()
+        template = _lease_template(key, need, self._make_template)
+        self._lease[0], self._lease[1] = key, template
+        return template
+
+    def _spawn(self) -> _Worker | _Session:
+        if self.zygote:
+            return self._spawn_session()
+        return self._spawn_process()
+
+    def _spawn_session(self) -> _Session:
+        template = self._template()
+        session = template.fork({"mode": self.mode, "max_file_mb": self.max_file_mb,
+                                 "max_processes": self.max_processes, "memory_mb": self.memory_mb,
+                                 "scratch_mb": max(64, 4 * self.max_file_mb)})
+        try:
+            await_ready(session, time.monotonic() + STARTUP_TIMEOUT_S)
+        except (OSError, EOFError, ValueError, TimeoutError, ChannelCorrupt) as exc:
+            why = session.exit_reason()
+            session.kill()
+            raise SandboxUnavailable(f"a sandbox session failed to start ({why}): {exc!r}; "
+                                     f"stderr: {template.stderr_tail() or '<empty>'}") from exc
+        return session
+
+    def _spawn_process(self) -> _Worker:
         import subprocess
 
         python = _real_python()
@@ -480,6 +851,15 @@ class PythonSandbox(PooledSandbox):
     def __repr__(self) -> str:
         """Show the mode and the isolation level."""
         return f"PythonSandbox(mode={self.mode!r}, isolation_level={self.isolation_level!r})"
+
+
+def _close_sandbox(pool: WorkerPool, lease: list) -> None:
+    """Kill the sandbox's workers, then give back its lease on a fork server (if it has one)."""
+    pool.close()
+    key, template, need = lease
+    if template is not None:
+        lease[1] = None
+        _return_template(key, template, need)
 
 
 def _wait(fd: int, deadline: float, write: bool = False) -> None:
