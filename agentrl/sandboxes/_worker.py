@@ -597,11 +597,27 @@ class Template:
             return {"status": None}
         uid = sess["uid"]
         deadline = time.monotonic() + 10.0
+        first = True
         while True:
             self.reap()
             pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == uid]
             if not pids and sess["status"] is not None:
                 break
+            if first and sess["status"] is None and sess["pid"] in pids:
+                # The common case: the session's own process only. Kill it and wait for it to exit.
+                first = False
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                try:
+                    _, status = os.waitpid(sess["pid"], 0)
+                    self.by_pid.pop(sess["pid"], None)
+                    sess["status"] = status
+                except ChildProcessError:
+                    pass
+                continue
             if time.monotonic() > deadline:
                 return {"error": "the session's processes would not die", "status": sess["status"]}
             for pid in pids:
