@@ -550,6 +550,7 @@ class Template:
         self.free = list(range(first + 1, first + cfg["uid_count"]))
         self.sessions: dict[int, dict] = {}  # id -> {"pid", "uid", "status"}
         self.by_pid: dict[int, int] = {}
+        self.dying: dict[int, dict] = {}  # killed, not yet known to be gone: their uids are not free yet
 
     def reap(self) -> None:
         while True:
@@ -574,6 +575,8 @@ class Template:
             return {"error": f"no free session uid ({self.cfg['uid_count'] - 1} sessions live)"}
         uid = self.free.pop(0)
         req_fd, resp_fd = fds
+        t0 = time.perf_counter()
+        c0 = time.process_time()
         pid = os.fork()
         if pid == 0:
             try:
@@ -588,13 +591,53 @@ class Template:
         os.close(resp_fd)
         self.sessions[sid] = {"pid": pid, "uid": uid, "status": None}
         self.by_pid[pid] = sid
-        return {"pid": pid, "uid": uid}
+        return {"pid": pid, "uid": uid, "fork_ms": round((time.perf_counter() - t0) * 1000, 3),
+                "fork_cpu_ms": round((time.process_time() - c0) * 1000, 3)}
+
+    def kill_soon(self, sid: int) -> dict:
+        """SIGKILL the session's interpreter and leave the rest to :meth:`sweep` (between requests)."""
+        sess = self.sessions.get(sid)
+        if sess is None:
+            return {"status": None}
+        if sess["status"] is None:
+            try:
+                os.kill(sess["pid"], signal.SIGKILL)
+            except OSError:
+                pass
+        self.dying[sid] = sess
+        return {"status": sess["status"]}
+
+    def sweep(self) -> None:
+        """Finish killed sessions: once nothing runs under a session's uid, free the uid."""
+        if not self.dying:
+            return
+        self.reap()
+        uids = {sess["uid"]: sid for sid, sess in self.dying.items()}
+        left: dict[int, list[int]] = {}
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                uid = _uid_of(p)
+                if uid in uids:
+                    left.setdefault(uid, []).append(int(p))
+        for uid, sid in uids.items():
+            sess = self.dying[sid]
+            if uid in left or sess["status"] is None:
+                for pid in left.get(uid, []):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                continue
+            del self.dying[sid]
+            self.sessions.pop(sid, None)
+            self.free.append(uid)
 
     def kill(self, sid: int) -> dict:
         """Kill every process of the session's uid (it cannot change uid), reap it, free the uid."""
         sess = self.sessions.get(sid)
         if sess is None:
             return {"status": None}
+        self.dying.pop(sid, None)
         uid = sess["uid"]
         deadline = time.monotonic() + 10.0
         first = True
@@ -642,9 +685,18 @@ class Template:
             time.sleep(0.001)
 
     def serve(self) -> None:
+        import select
         import socket as socket_mod
 
         while True:
+            if self.dying:
+                try:
+                    ready, _, _ = select.select([self.sock], [], [], 0.05)
+                except InterruptedError:
+                    ready = []
+                if not ready:
+                    self.sweep()
+                    continue
             try:
                 data, fds, _, _ = socket_mod.recv_fds(self.sock, 1 << 20, 8)
             except InterruptedError:
@@ -653,15 +705,20 @@ class Template:
                 os._exit(0)
             if not data:
                 os._exit(0)
+            began = time.perf_counter()
             try:
                 msg = json.loads(data.decode("utf-8", "replace"))
                 op = msg.get("op")
                 sid = int(msg.get("id", -1))
                 if op == "fork":
+                    if not self.free:
+                        self.sweep()
                     reply = self.fork(sid, msg["cfg"], list(fds))
                     fds = []
-                elif op == "kill":
+                elif op == "kill" and msg.get("wait", True):
                     reply = self.kill(sid)
+                elif op == "kill":
+                    reply = self.kill_soon(sid)
                 elif op == "status":
                     reply = self.status(sid, float(msg.get("wait_s", 0.0)))
                 else:
@@ -674,6 +731,7 @@ class Template:
                 except OSError:
                     pass
             self.reap()
+            reply["ms"] = round((time.perf_counter() - began) * 1000, 3)
             try:
                 self.sock.send(json.dumps(reply).encode("ascii"))
             except OSError:
@@ -696,6 +754,13 @@ def _template_main(cfg: dict) -> None:
     signal.signal(signal.SIGXCPU, _xcpu_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Every object imported so far goes to the permanent generation: the sessions' garbage collector
+    # then never walks (and so never copies on write) the template's heap, which keeps each session's
+    # private memory small and the template's next fork fast (forks slow down as children dirty it).
+    import gc
+
+    gc.collect()
+    gc.freeze()
     # Sessions run under other uids, but a process that cannot be dumped cannot be ptraced or have
     # its /proc/<pid>/mem or environ read even by a process of its own uid without CAP_SYS_PTRACE.
     _prctl(_PR_SET_DUMPABLE, 0)

@@ -25,6 +25,7 @@ neither signal nor starve another sandbox's worker.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import json
@@ -39,6 +40,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -321,6 +323,7 @@ class _Template:
         self.errfile: object = None
         self.info: dict = {}
         self.ids = itertools.count(1)
+        self.idle_generation = 0
 
     # -- life cycle --------------------------------------------------------------------------
     def ensure_started(self) -> None:
@@ -330,7 +333,9 @@ class _Template:
                 raise self.start_error
             if not self.started:
                 try:
-                    self._start()
+                    # bwrap's --die-with-parent fires when the *thread* that started it exits: start
+                    # it from one thread that lives as long as this process, not a sandbox's thread.
+                    _starter().submit(self._start).result()
                 except BaseException as exc:
                     self.start_error = exc
                     raise
@@ -461,6 +466,38 @@ class _Template:
 
 _templates_lock = threading.Lock()
 _templates: dict[tuple, list[_Template]] = {}
+_starter_executor: list = []
+
+
+def _starter() -> ThreadPoolExecutor:
+    """The one long-lived thread that starts every fork server."""
+    with _templates_lock:
+        if not _starter_executor:
+            _starter_executor.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrl-fork-server"))
+        return _starter_executor[0]
+#: seconds a fork server with no sandbox left stays up, so that the next sandbox (the next env made)
+#: starts warm; ``AGENTRL_FORK_SERVER_IDLE_S=0`` stops it with its last sandbox
+FORK_SERVER_IDLE_S = float(os.environ.get("AGENTRL_FORK_SERVER_IDLE_S", "30"))
+
+
+def shutdown_fork_servers() -> int:
+    """Stop every fork server no sandbox uses now (idle ones wait ``FORK_SERVER_IDLE_S`` otherwise).
+
+    Returns how many were stopped. A fork server also stops with this process (bubblewrap's
+    ``--die-with-parent``).
+    """
+    with _templates_lock:
+        idle = [(key, t) for key, group in _templates.items() for t in group if t.users <= 0]
+        for key, t in idle:
+            _templates[key].remove(t)
+            if not _templates[key]:
+                del _templates[key]
+    for _, t in idle:
+        t.close()
+    return len(idle)
+
+
+atexit.register(shutdown_fork_servers)
 
 
 def _lease_template(key: tuple, need: int, make: Callable[[], _Template]) -> _Template:
@@ -483,19 +520,39 @@ def _lease_template(key: tuple, need: int, make: Callable[[], _Template]) -> _Te
 
 
 def _return_template(key: tuple, t: _Template, need: int) -> None:
-    """Give back a lease; the last user of a template closes it."""
+    """Give back a lease; a template nobody uses stops after ``FORK_SERVER_IDLE_S`` (now if it died)."""
     with _templates_lock:
         t.reserved -= need
         t.users -= 1
-        last = t.users <= 0
-        if last:
-            group = _templates.get(key, [])
-            if t in group:
-                group.remove(t)
-            if not group:
-                _templates.pop(key, None)
-    if last:
-        t.close()
+        if t.users > 0:
+            return
+        if t.alive() and FORK_SERVER_IDLE_S > 0:
+            t.idle_generation += 1
+            timer = threading.Timer(FORK_SERVER_IDLE_S, _expire_template, (key, t, t.idle_generation))
+            timer.daemon = True
+            try:
+                timer.start()
+                return
+            except RuntimeError:  # interpreter shutdown: no new threads
+                pass
+        _forget_template(key, t)
+    t.close()
+
+
+def _forget_template(key: tuple, t: _Template) -> None:
+    group = _templates.get(key, [])
+    if t in group:
+        group.remove(t)
+    if not group:
+        _templates.pop(key, None)
+
+
+def _expire_template(key: tuple, t: _Template, generation: int) -> None:
+    with _templates_lock:
+        if t.users > 0 or t.idle_generation != generation:
+            return  # leased again meanwhile
+        _forget_template(key, t)
+    t.close()
 
 
 @dataclass
@@ -545,6 +602,13 @@ class _Session:
 
     def kill(self) -> None:
         """Kill every process of the session (all run under its uid) and wait until they are gone."""
+        self._kill(wait=True)
+
+    def kill_soon(self) -> None:
+        """Kill the session's interpreter; the template reaps it and frees its uid in the background."""
+        self._kill(wait=False)
+
+    def _kill(self, wait: bool) -> None:
         if self.dead:
             return
         self.dead = True
@@ -553,7 +617,7 @@ class _Session:
                 os.close(fd)
         if self.template.alive():
             with contextlib.suppress(OSError, EOFError, ValueError, TimeoutError):
-                self.template.request({"op": "kill", "id": self.sid})
+                self.template.request({"op": "kill", "id": self.sid, "wait": wait})
 
 
 class PythonSandbox(PooledSandbox):
@@ -759,10 +823,16 @@ class PythonSandbox(PooledSandbox):
         return self._spawn_process()
 
     def _spawn_session(self) -> _Session:
+        cfg = {"mode": self.mode, "max_file_mb": self.max_file_mb, "max_processes": self.max_processes,
+               "memory_mb": self.memory_mb, "scratch_mb": max(64, 4 * self.max_file_mb)}
         template = self._template()
-        session = template.fork({"mode": self.mode, "max_file_mb": self.max_file_mb,
-                                 "max_processes": self.max_processes, "memory_mb": self.memory_mb,
-                                 "scratch_mb": max(64, 4 * self.max_file_mb)})
+        try:
+            session = template.fork(cfg)
+        except (OSError, EOFError, ValueError, TimeoutError):
+            # The template died (or hangs): its sessions are gone with it. Start another, once.
+            template.close()
+            template = self._template()
+            session = template.fork(cfg)
         try:
             await_ready(session, time.monotonic() + STARTUP_TIMEOUT_S)
         except (OSError, EOFError, ValueError, TimeoutError, ChannelCorrupt) as exc:
