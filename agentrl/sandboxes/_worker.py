@@ -447,13 +447,15 @@ def _reaper(inner: int, fds: list[int]) -> None:
 # Started by bubblewrap as host root with CAP_SETUID/CAP_SETGID only (no user namespace yet). The
 # launcher (bwrap's command, pid 2) forks the template, which unshares a user namespace; the launcher
 # writes its uid/gid map (an identity map of the host uids [first, first + count): the template's uid
-# and one uid per live session), drops to the template's uid itself (no capability left anywhere) and
+# and the uids of the sessions), drops to the template's uid itself (no capability left anywhere) and
 # waits. The template keeps every capability *inside that user namespace only* (none on the host),
-# imports numpy/sympy once, turns non-dumpable and serves fork requests on a SOCK_SEQPACKET socket.
-# Each session: a fork of the template that unshares its own mount, IPC and network namespaces,
-# mounts a fresh size-capped tmpfs on /scratch, /tmp and /dev/shm, drops to its own uid, clears
-# every capability (bounding, permitted, effective, ambient), sets no_new_privs and the rlimits, then
-# runs the ordinary request loop (Worker) on the pipes the host passed in.
+# imports numpy/sympy once, freezes its heap for the garbage collector, turns non-dumpable and serves
+# requests on a SOCK_SEQPACKET socket. Per sandbox it forks a *branch* (its own network namespace, a
+# slice of the uids, its own socket); per episode the branch forks a session, which unshares its own
+# mount and IPC namespaces, mounts a fresh size-capped tmpfs on /scratch, /tmp and /dev/shm, drops
+# to its own uid, clears every capability (bounding, permitted, effective, ambient), sets
+# no_new_privs and the rlimits, then runs the ordinary request loop (Worker) on the pipes the host
+# passed in.
 
 
 def _capset_zero() -> None:
@@ -500,7 +502,7 @@ def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, f
                 os.close(fd)
             except OSError:
                 pass
-    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWNET), "unshare")
+    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
     size = int(scfg["scratch_mb"])
     flags = _MS_NOSUID | _MS_NODEV
@@ -508,10 +510,6 @@ def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, f
     _mount("tmpfs", "/tmp", "tmpfs", flags, f"mode=1777,size={size}m")
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", flags, "mode=1777,size=16m")
-    try:
-        _loopback_up()
-    except OSError:
-        pass
     os.chdir(tcfg["scratch_dir"])
     fsize = int(scfg["max_file_mb"]) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
@@ -540,15 +538,20 @@ def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, f
 
 
 class Template:
-    """The fork server: sessions keyed by the host's id, each with its own uid from a free list."""
+    """A fork server: children keyed by the host's ids, each with uids of its own from a free list.
 
-    def __init__(self, cfg: dict, sock, failed: list) -> None:
+    The root template (started by :func:`_zygote_main`) forks *branches*, one per sandbox: a branch is
+    a fork of it with its own network namespace, a slice of the uids and its own socket to the host,
+    and it forks that sandbox's sessions. So forks run in parallel across sandboxes, and a session
+    shares its network namespace only with the sessions of its own sandbox (like a worker did).
+    """
+
+    def __init__(self, cfg: dict, sock, failed: list, uids: list[int]) -> None:
         self.cfg = cfg
         self.sock = sock
         self.failed = failed
-        first = cfg["first_uid"]
-        self.free = list(range(first + 1, first + cfg["uid_count"]))
-        self.sessions: dict[int, dict] = {}  # id -> {"pid", "uid", "status"}
+        self.free = list(uids)
+        self.children: dict[int, dict] = {}  # id -> {"pid", "uids", "status"}
         self.by_pid: dict[int, int] = {}
         self.dying: dict[int, dict] = {}  # killed, not yet known to be gone: their uids are not free yet
 
@@ -560,129 +563,161 @@ class Template:
                 return
             if pid == 0:
                 return
-            sid = self.by_pid.pop(pid, None)
-            if sid is not None and sid in self.sessions:
-                self.sessions[sid]["status"] = status
+            cid = self.by_pid.pop(pid, None)
+            child = self.children.get(cid) if cid is not None else None
+            if child is not None:
+                child["status"] = status
+                if child.get("branch"):
+                    self.dying[cid] = child  # its uids are free once nothing runs under them
 
-    def fork(self, sid: int, scfg: dict, fds: list) -> dict:
-        if len(fds) != 2:
-            for fd in fds:
-                os.close(fd)
-            return {"error": "expected two pipe fds"}
-        if not self.free:
-            for fd in fds:
-                os.close(fd)
-            return {"error": f"no free session uid ({self.cfg['uid_count'] - 1} sessions live)"}
-        uid = self.free.pop(0)
-        req_fd, resp_fd = fds
-        t0 = time.perf_counter()
-        c0 = time.process_time()
+    def _take_uids(self, n: int) -> list[int] | None:
+        deadline = time.monotonic() + 5.0
+        while len(self.free) < n:
+            # Sessions killed on reset may still be exiting: their uids come back within milliseconds.
+            if not self.dying or time.monotonic() > deadline:
+                return None
+            self.sweep()
+            if len(self.free) < n:
+                time.sleep(0.001)
+        taken, self.free = self.free[:n], self.free[n:]
+        return taken
+
+    def _start_child(self, cid: int, uids: list[int], fds: list, run, branch: bool = False) -> dict:
         pid = os.fork()
         if pid == 0:
             try:
-                _session_main(self.cfg, scfg, req_fd, resp_fd, uid, self.failed)
+                run()
             except BaseException:
                 try:
                     traceback.print_exc()
                 except BaseException:
                     pass
             os._exit(70)
-        os.close(req_fd)
-        os.close(resp_fd)
-        self.sessions[sid] = {"pid": pid, "uid": uid, "status": None}
-        self.by_pid[pid] = sid
-        return {"pid": pid, "uid": uid, "fork_ms": round((time.perf_counter() - t0) * 1000, 3),
-                "fork_cpu_ms": round((time.process_time() - c0) * 1000, 3)}
+        for fd in fds:
+            os.close(fd)
+        self.children[cid] = {"pid": pid, "uids": uids, "status": None, "branch": branch}
+        self.by_pid[pid] = cid
+        return {"pid": pid, "uids": uids}
 
-    def kill_soon(self, sid: int) -> dict:
+    def fork(self, cid: int, scfg: dict, fds: list) -> dict:
+        """A session: two pipe fds from the host; it runs under one uid of our free list."""
+        if len(fds) != 2:
+            return {"error": "expected two pipe fds", "close": fds}
+        uids = self._take_uids(1)
+        if uids is None:
+            return {"error": "no free session uid (too many live sessions)", "close": fds}
+        req_fd, resp_fd = fds
+        return self._start_child(cid, uids, fds, lambda: _session_main(self.cfg, scfg, req_fd, resp_fd, uids[0],
+                                                                      self.failed))
+
+    def branch(self, cid: int, count: int, fds: list) -> dict:
+        """A branch: a fork server of its own (one socket fd from the host) with ``count`` of our uids."""
+        if len(fds) != 1:
+            return {"error": "expected one socket fd", "close": fds}
+        uids = self._take_uids(count)
+        if uids is None:
+            return {"error": f"no {count} free session uids (too many sandboxes on this fork server)",
+                    "close": fds}
+        return self._start_child(cid, uids, fds, lambda: _branch_main(self, fds[0], uids), branch=True)
+
+    def kill_soon(self, cid: int) -> dict:
         """SIGKILL the session's interpreter and leave the rest to :meth:`sweep` (between requests)."""
-        sess = self.sessions.get(sid)
-        if sess is None:
+        child = self.children.get(cid)
+        if child is None:
             return {"status": None}
-        if sess["status"] is None:
+        if child["status"] is None:
             try:
-                os.kill(sess["pid"], signal.SIGKILL)
+                os.kill(child["pid"], signal.SIGKILL)
             except OSError:
                 pass
-        self.dying[sid] = sess
-        return {"status": sess["status"]}
+        self.dying[cid] = child
+        return {"status": child["status"]}
 
-    def sweep(self) -> None:
-        """Finish killed sessions: once nothing runs under a session's uid, free the uid."""
-        if not self.dying:
-            return
-        self.reap()
-        uids = {sess["uid"]: sid for sid, sess in self.dying.items()}
+    def _pids_by_uid(self, uids: set[int]) -> dict[int, list[int]]:
         left: dict[int, list[int]] = {}
         for p in os.listdir("/proc"):
             if p.isdigit():
                 uid = _uid_of(p)
                 if uid in uids:
                     left.setdefault(uid, []).append(int(p))
-        for uid, sid in uids.items():
-            sess = self.dying[sid]
-            if uid in left or sess["status"] is None:
-                for pid in left.get(uid, []):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                continue
-            del self.dying[sid]
-            self.sessions.pop(sid, None)
-            self.free.append(uid)
+        return left
 
-    def kill(self, sid: int) -> dict:
-        """Kill every process of the session's uid (it cannot change uid), reap it, free the uid."""
-        sess = self.sessions.get(sid)
-        if sess is None:
-            return {"status": None}
-        self.dying.pop(sid, None)
-        uid = sess["uid"]
-        deadline = time.monotonic() + 10.0
-        first = True
-        while True:
-            self.reap()
-            pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == uid]
-            if not pids and sess["status"] is not None:
-                break
-            if first and sess["status"] is None and sess["pid"] in pids:
-                # The common case: the session's own process only. Kill it and wait for it to exit.
-                first = False
+    def sweep(self) -> None:
+        """Finish killed children: once nothing runs under a child's uids, free them."""
+        self.reap()
+        if not self.dying:
+            return
+        left = self._pids_by_uid({uid for child in self.dying.values() for uid in child["uids"]})
+        for cid, child in list(self.dying.items()):
+            pids = [pid for uid in child["uids"] for pid in left.get(uid, [])]
+            if pids or child["status"] is None:
                 for pid in pids:
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except OSError:
                         pass
+                continue
+            del self.dying[cid]
+            self.children.pop(cid, None)
+            self.free.extend(child["uids"])
+
+    def kill(self, cid: int) -> dict:
+        """Kill every process of the child's uids (no process can change uid), reap it, free the uids."""
+        child = self.children.get(cid)
+        if child is None:
+            return {"status": None}
+        self.dying.pop(cid, None)
+        uids = set(child["uids"])
+        deadline = time.monotonic() + 10.0
+        first = True
+        while True:
+            self.reap()
+            left = self._pids_by_uid(uids)
+            pids = [pid for found in left.values() for pid in found]
+            if not pids and child["status"] is not None:
+                break
+            if first and child["status"] is None:
+                # The common case: the session's own process only. Kill it and wait for it to exit.
+                first = False
+                for pid in [child["pid"], *pids]:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
                 try:
-                    _, status = os.waitpid(sess["pid"], 0)
-                    self.by_pid.pop(sess["pid"], None)
-                    sess["status"] = status
+                    _, status = os.waitpid(child["pid"], 0)
+                    self.by_pid.pop(child["pid"], None)
+                    child["status"] = status
                 except ChildProcessError:
                     pass
                 continue
             if time.monotonic() > deadline:
-                return {"error": "the session's processes would not die", "status": sess["status"]}
+                return {"error": "the session's processes would not die", "status": child["status"]}
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
             time.sleep(0.0005)
-        del self.sessions[sid]
-        self.free.append(uid)
-        return {"status": sess["status"]}
+        del self.children[cid]
+        self.free.extend(child["uids"])
+        return {"status": child["status"]}
 
-    def status(self, sid: int, wait_s: float) -> dict:
-        sess = self.sessions.get(sid)
-        if sess is None:
+    def status(self, cid: int, wait_s: float) -> dict:
+        child = self.children.get(cid)
+        if child is None:
             return {"status": None}
         deadline = time.monotonic() + min(max(wait_s, 0.0), 5.0)
         while True:
             self.reap()
-            if sess["status"] is not None or time.monotonic() >= deadline:
-                return {"status": sess["status"]}
+            if child["status"] is not None or time.monotonic() >= deadline:
+                return {"status": child["status"]}
             time.sleep(0.001)
+
+    def close_all(self) -> None:
+        """The host hung up: kill every child (and so everything under our uids) before exiting."""
+        for cid in list(self.children):
+            self.kill(cid)
 
     def serve(self) -> None:
         import select
@@ -702,40 +737,53 @@ class Template:
             except InterruptedError:
                 continue
             except OSError:
-                os._exit(0)
+                data, fds = b"", []
             if not data:
+                self.close_all()
                 os._exit(0)
-            began = time.perf_counter()
             try:
                 msg = json.loads(data.decode("utf-8", "replace"))
                 op = msg.get("op")
-                sid = int(msg.get("id", -1))
+                cid = int(msg.get("id", -1))
                 if op == "fork":
-                    if not self.free:
-                        self.sweep()
-                    reply = self.fork(sid, msg["cfg"], list(fds))
-                    fds = []
+                    reply = self.fork(cid, msg["cfg"], list(fds))
+                elif op == "branch":
+                    reply = self.branch(cid, int(msg["uids"]), list(fds))
                 elif op == "kill" and msg.get("wait", True):
-                    reply = self.kill(sid)
+                    reply = self.kill(cid)
                 elif op == "kill":
-                    reply = self.kill_soon(sid)
+                    reply = self.kill_soon(cid)
                 elif op == "status":
-                    reply = self.status(sid, float(msg.get("wait_s", 0.0)))
+                    reply = self.status(cid, float(msg.get("wait_s", 0.0)))
                 else:
-                    reply = {"error": f"unknown op {op!r}"}
+                    reply = {"error": f"unknown op {op!r}", "close": fds}
             except Exception as exc:  # a bug of ours: say so, keep serving
-                reply = {"error": repr(exc)}
-            for fd in fds:
+                reply = {"error": repr(exc), "close": fds}
+            for fd in reply.pop("close", []):
                 try:
                     os.close(fd)
                 except OSError:
                     pass
             self.reap()
-            reply["ms"] = round((time.perf_counter() - began) * 1000, 3)
             try:
                 self.sock.send(json.dumps(reply).encode("ascii"))
             except OSError:
+                self.close_all()
                 os._exit(0)
+
+
+def _branch_main(parent: Template, sock_fd: int, uids: list[int]) -> None:
+    """In a branch: forget the parent's socket and children, get a network namespace, serve."""
+    import socket as socket_mod
+
+    parent.sock.close()
+    _check(_libc.unshare(_CLONE_NEWNET), "unshare(CLONE_NEWNET)")
+    try:
+        _loopback_up()
+    except OSError:
+        pass
+    sock = socket_mod.socket(fileno=sock_fd)
+    Template(parent.cfg, sock, parent.failed, uids).serve()
 
 
 def _template_main(cfg: dict) -> None:
@@ -768,7 +816,8 @@ def _template_main(cfg: dict) -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     sock = socket_mod.socket(fileno=cfg["ctl_fd"])
-    template = Template(cfg, sock, failed)
+    first = cfg["first_uid"]
+    template = Template(cfg, sock, failed, list(range(first + 1, first + cfg["uid_count"])))
     sock.send(json.dumps({"ready": True, "template_pid": os.getpid(), "uid": os.getuid(),
                           "failed_imports": failed}).encode("ascii"))
     template.serve()

@@ -65,7 +65,7 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "N
                 "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
 _UID_BASE = 2_000_000_000
 _UIDS_PER_PROCESS = 2048
-_TEMPLATE_UIDS = 128  # one template uid + 127 session uids per fork server
+_TEMPLATE_UIDS = 512  # per fork server: the template's uid + 511 session uids, shared out to branches
 _uid_lock = threading.Lock()
 _uid_counter = itertools.count()
 _uids_in_use: set[int] = set()
@@ -294,7 +294,102 @@ def _exit_words(status: int | None) -> str:
 
 
 # -- the fork server (zygote) ------------------------------------------------------------------
-class _Template:
+class _ForkServer:
+    """What the template and its branches share: one request at a time over a ``SOCK_SEQPACKET`` socket."""
+
+    sock: socket.socket | None
+    lock: threading.Lock
+    closed: bool
+    broken = False
+
+    def alive(self) -> bool:
+        """Whether it (and so every session it forked) still runs."""
+        raise NotImplementedError
+
+    def stderr_tail(self) -> str:
+        """The end of what the fork server wrote to stderr (for error messages)."""
+        raise NotImplementedError
+
+    def _recv(self, deadline: float) -> dict:
+        assert self.sock is not None
+        _wait(self.sock.fileno(), deadline)
+        data = self.sock.recv(1 << 16)
+        if not data:
+            raise EOFError("the fork server closed its socket")
+        msg = json.loads(data.decode("utf-8", "replace"))
+        if not isinstance(msg, dict):
+            raise ValueError("bad message from the fork server")
+        return msg
+
+    def request(self, msg: dict, fds: list[int] | None = None, timeout: float = 30.0) -> dict:
+        """Send one request and wait for its reply; ``OSError`` when the fork server is gone."""
+        with self.lock:
+            if self.closed or self.broken or self.sock is None:
+                raise OSError("the fork server is closed")
+            data = json.dumps(msg).encode("ascii")
+            try:
+                if fds:
+                    socket.send_fds(self.sock, [data], fds)
+                else:
+                    self.sock.send(data)
+                return self._recv(time.monotonic() + timeout)
+            except (OSError, EOFError, ValueError, TimeoutError):
+                self.broken = True  # gone, hung or out of step: never used again
+                raise
+
+    def fork(self, session_cfg: dict) -> _Session:
+        """Fork a session and return its transport (not yet ready: the caller awaits its ready message)."""
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        sid = next(_child_ids)
+        try:
+            reply = self.request({"op": "fork", "id": sid, "cfg": session_cfg}, [req_r, resp_w])
+        except BaseException:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(req_r)
+            os.close(resp_w)
+        if "error" in reply:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            raise SandboxUnavailable(f"the sandbox fork server could not fork a session: {reply['error']}")
+        return _Session(self, sid, req_w, resp_r, int(reply["uids"][0]))
+
+
+_child_ids = itertools.count(1)
+
+
+class _Branch(_ForkServer):
+    """One sandbox's fork server: a fork of the template with its own network namespace and uids."""
+
+    def __init__(self, template: _Template, cid: int, sock: socket.socket) -> None:
+        self.template = template
+        self.cid = cid
+        self.sock = sock
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def alive(self) -> bool:
+        """Whether the branch still serves (its template runs and it has not hung up)."""
+        return not self.closed and not self.broken and self.template.alive()
+
+    def stderr_tail(self) -> str:
+        """What the template and its branches wrote to stderr."""
+        return self.template.stderr_tail()
+
+    def close(self) -> None:
+        """Hang up: the branch kills its sessions and exits; the template frees its uids."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            if self.sock is not None:
+                self.sock.close()
+
+
+class _Template(_ForkServer):
     """A pre-imported interpreter under bubblewrap that forks one isolated session per worker.
 
     Shared by every :class:`PythonSandbox` of this process with the same interpreter, pre-imports
@@ -317,12 +412,11 @@ class _Template:
         self.reserved = 0
         self.users = 0
         self.proc: object = None
-        self.sock: socket.socket | None = None
+        self.sock = None
         self.ns_init: int | None = None
         self.first_uid: int | None = None
         self.errfile: object = None
         self.info: dict = {}
-        self.ids = itertools.count(1)
         self.idle_generation = 0
 
     # -- life cycle --------------------------------------------------------------------------
@@ -387,7 +481,8 @@ class _Template:
 
     def alive(self) -> bool:
         """Whether the template (and with it every session it forked) still runs."""
-        return self.started and not self.closed and self.proc.poll() is None  # type: ignore[attr-defined]
+        return (self.started and not self.closed and not self.broken
+                and self.proc.poll() is None)  # type: ignore[attr-defined]
 
     def stderr_tail(self) -> str:
         """The end of what the template and bubblewrap wrote to stderr (for error messages)."""
@@ -419,49 +514,21 @@ class _Template:
             _release_uid_block(self.first_uid, _TEMPLATE_UIDS)
             self.first_uid = None
 
-    # -- requests ----------------------------------------------------------------------------
-    def _recv(self, deadline: float) -> dict:
-        assert self.sock is not None
-        _wait(self.sock.fileno(), deadline)
-        data = self.sock.recv(1 << 16)
-        if not data:
-            raise EOFError("the fork server closed its socket")
-        msg = json.loads(data.decode("utf-8", "replace"))
-        if not isinstance(msg, dict):
-            raise ValueError("bad message from the fork server")
-        return msg
-
-    def request(self, msg: dict, fds: list[int] | None = None, timeout: float = 30.0) -> dict:
-        """Send one request and wait for its reply; ``OSError`` when the template is gone."""
-        with self.lock:
-            if self.closed or self.sock is None:
-                raise OSError("the fork server is closed")
-            data = json.dumps(msg).encode("ascii")
-            if fds:
-                socket.send_fds(self.sock, [data], fds)
-            else:
-                self.sock.send(data)
-            return self._recv(time.monotonic() + timeout)
-
-    def fork(self, session_cfg: dict) -> _Session:
-        """Fork a session and return its transport (not yet ready: the caller awaits its ready message)."""
-        req_r, req_w = os.pipe()
-        resp_r, resp_w = os.pipe()
-        sid = next(self.ids)
+    def branch(self, uids: int) -> _Branch:
+        """Fork a branch: a fork server for one sandbox, with ``uids`` session uids of its own."""
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cid = next(_child_ids)
         try:
-            reply = self.request({"op": "fork", "id": sid, "cfg": session_cfg}, [req_r, resp_w])
+            reply = self.request({"op": "branch", "id": cid, "uids": uids}, [child.fileno()])
         except BaseException:
-            for fd in (req_w, resp_r):
-                os.close(fd)
+            parent.close()
             raise
         finally:
-            os.close(req_r)
-            os.close(resp_w)
+            child.close()
         if "error" in reply:
-            for fd in (req_w, resp_r):
-                os.close(fd)
-            raise SandboxUnavailable(f"the sandbox fork server could not fork a session: {reply['error']}")
-        return _Session(self, sid, req_w, resp_r, int(reply["uid"]))
+            parent.close()
+            raise SandboxUnavailable(f"the sandbox fork server could not fork a branch: {reply['error']}")
+        return _Branch(self, cid, parent)
 
 
 _templates_lock = threading.Lock()
@@ -559,7 +626,7 @@ def _expire_template(key: tuple, t: _Template, generation: int) -> None:
 class _Session:
     """One episode's interpreter, forked from a :class:`_Template`: a pool ``WorkerTransport``."""
 
-    template: _Template
+    template: _ForkServer
     sid: int
     req_w: int
     resp_r: int
@@ -705,8 +772,10 @@ class PythonSandbox(PooledSandbox):
         self.isolation: str = self._describe()
         self._lock = threading.RLock()
         self._closed = False
-        # [key, template, reserved sessions]: the fork server this sandbox leases, given back at close.
-        self._lease: list = [None, None, self.pool_size + 2]
+        # [key, template, uids, branch]: the fork server this sandbox leases (given back at close), how
+        # many session uids its branch holds (the live sessions: active, spares, one being killed)
+        # and the branch that forks its sessions.
+        self._lease: list = [None, None, self.pool_size + 2, None]
         self._pool: WorkerPool = WorkerPool(self._spawn, self.pool_size)
         self._finalizer = weakref.finalize(self, _close_sandbox, self._pool, self._lease)
         if isolation == "bwrap":
@@ -804,18 +873,25 @@ class PythonSandbox(PooledSandbox):
         cfg = {"env": _clean_env(_SCRATCH), "preimport": list(self.preimport), "site_dirs": _site_dirs()}
         return _Template(argv, python, cfg)
 
-    def _template(self) -> _Template:
-        """The leased fork server, leased again (a new one started) when it died."""
-        key, template, need = self._lease
-        if template is not None and template.alive():
-            return template
-        if template is not None:
+    def _template(self) -> _Branch:
+        """Return the branch (of the leased fork server) that forks this sandbox's sessions; remade if dead."""
+        key, template, need, branch = self._lease
+        if branch is not None and branch.alive():
+            return branch
+        if branch is not None:
+            self._lease[3] = None
+            branch.close()
+        if template is not None and not template.alive():
             self._lease[1] = None
             _return_template(key, template, need)
-        key = self._template_key()
-        template = _lease_template(key, need, self._make_template)
-        self._lease[0], self._lease[1] = key, template
-        return template
+            template = None
+        if template is None:
+            key = self._template_key()
+            template = _lease_template(key, need, self._make_template)
+            self._lease[0], self._lease[1] = key, template
+        branch = template.branch(need)
+        self._lease[3] = branch
+        return branch
 
     def _spawn(self) -> _Worker | _Session:
         if self.zygote:
@@ -825,14 +901,17 @@ class PythonSandbox(PooledSandbox):
     def _spawn_session(self) -> _Session:
         cfg = {"mode": self.mode, "max_file_mb": self.max_file_mb, "max_processes": self.max_processes,
                "memory_mb": self.memory_mb, "scratch_mb": max(64, 4 * self.max_file_mb)}
-        template = self._template()
-        try:
-            session = template.fork(cfg)
-        except (OSError, EOFError, ValueError, TimeoutError):
-            # The template died (or hangs): its sessions are gone with it. Start another, once.
-            template.close()
-            template = self._template()
-            session = template.fork(cfg)
+        for attempt in range(3):
+            # A branch or template that died (or hangs) is marked broken by the failed request and
+            # made again by _template(); their sessions are gone with them.
+            try:
+                branch = self._template()
+                session = branch.fork(cfg)
+                break
+            except (OSError, EOFError, ValueError, TimeoutError):
+                if attempt == 2:
+                    raise
+        template = branch
         try:
             await_ready(session, time.monotonic() + STARTUP_TIMEOUT_S)
         except (OSError, EOFError, ValueError, TimeoutError, ChannelCorrupt) as exc:
@@ -924,9 +1003,12 @@ class PythonSandbox(PooledSandbox):
 
 
 def _close_sandbox(pool: WorkerPool, lease: list) -> None:
-    """Kill the sandbox's workers, then give back its lease on a fork server (if it has one)."""
+    """Kill the sandbox's workers, then close its branch and give back its lease on a fork server."""
     pool.close()
-    key, template, need = lease
+    key, template, need, branch = lease
+    if branch is not None:
+        lease[3] = None
+        branch.close()
     if template is not None:
         lease[1] = None
         _return_template(key, template, need)
