@@ -708,7 +708,8 @@ class PythonSandbox(PooledSandbox):
         max_output_chars: output is cut to this many characters, with a visible marker.
         isolation: ``"bwrap"``, ``"process"``, or ``"auto"`` (bwrap when installed).
         preimport: modules imported once per worker before any user code (missing ones skipped).
-        pool_size: spare workers kept started and warm.
+        pool_size: spare workers kept started and warm; by default 1, and 0 for fork-server sessions
+            (a session forks in milliseconds, and ``reset()`` starts the next one at once).
 
     Attributes:
         isolation: human-readable description of the isolation in force.
@@ -742,7 +743,7 @@ class PythonSandbox(PooledSandbox):
         max_output_chars: int = 8000,
         isolation: Literal["auto", "bwrap", "process"] = "auto",
         preimport: tuple[str, ...] | list[str] = DEFAULT_PREIMPORT,
-        pool_size: int = 1,
+        pool_size: int | None = None,
         zygote: bool | None = None,
     ) -> None:
         """Validate the options and start warming workers in the background (see the class doc)."""
@@ -756,7 +757,6 @@ class PythonSandbox(PooledSandbox):
         self.max_file_mb = int(max_file_mb)
         self.max_output_chars = int(max_output_chars)
         self.preimport = tuple(preimport)
-        self.pool_size = max(0, int(pool_size))
         self._root = _is_root()
         bwrap = _bwrap_path()
         if isolation == "bwrap" and bwrap is None:
@@ -769,6 +769,7 @@ class PythonSandbox(PooledSandbox):
             raise SandboxUnavailable("zygote=True needs bubblewrap and root (a user namespace mapping two "
                                      "uids); pass zygote=None to use it where it is available")
         self.zygote: bool = can_fork if zygote is None else bool(zygote)
+        self.pool_size = max(0, int(pool_size)) if pool_size is not None else (0 if self.zygote else 1)
         self.isolation: str = self._describe()
         self._lock = threading.RLock()
         self._closed = False
