@@ -65,7 +65,7 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "N
                 "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
 _UID_BASE = 2_000_000_000
 _UIDS_PER_PROCESS = 2048
-_TEMPLATE_UIDS = 512  # per fork server: the template's uid + 511 session uids, shared out to branches
+_TEMPLATE_UIDS = 256  # per fork server: the template's uid + 255 session uids, shared out to branches
 _uid_lock = threading.Lock()
 _uid_counter = itertools.count()
 _uids_in_use: set[int] = set()
@@ -438,7 +438,12 @@ class _Template(_ForkServer):
     def _start(self) -> None:
         import subprocess
 
-        first = _alloc_uid_block(_TEMPLATE_UIDS)
+        try:
+            first = _alloc_uid_block(_TEMPLATE_UIDS)
+        except SandboxUnavailable:
+            # Idle fork servers (other configurations, kept warm) hold uid blocks: stop them, retry.
+            shutdown_fork_servers()
+            first = _alloc_uid_block(_TEMPLATE_UIDS)
         self.first_uid = first
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         info_r, info_w = os.pipe()
