@@ -168,3 +168,27 @@ def test_a_dead_template_is_replaced(box):
     r = run(box, "import sys\n'numpy' in sys.modules")
     assert r.ok and r.output == "True\n", r
     assert box._lease[1] is not template and box._lease[1].alive()
+
+
+def _child_runs_a_sandbox(queue) -> None:
+    with PythonSandbox(preimport=("math",)) as child_box:
+        queue.put(run(child_box, "print(6 * 7)").output)
+
+
+def test_a_forked_process_gets_its_own_fork_server(box):
+    """multiprocessing (fork) and AsyncVectorEnv children must not use or kill the parent's."""
+    import multiprocessing
+
+    assert run(box, "1").ok
+    template = box._lease[1]
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_runs_a_sandbox, args=(queue,))
+    child.start()
+    try:
+        assert queue.get(timeout=120) == "42\n"
+    finally:
+        child.join(timeout=60)
+    assert child.exitcode == 0
+    assert template.alive() and box._lease[1] is template
+    assert run(box, "print(1 + 1)").output == "2\n"

@@ -21,6 +21,39 @@ Isolation, strongest available first:
 Worker uids: each worker gets its own uid (``2_000_000_000 + ...``, no passwd entry) instead of
 sharing ``nobody``: the per-uid process limit then applies per worker, and one sandbox's code can
 neither signal nor starve another sandbox's worker.
+
+Fork server (``zygote``; bubblewrap *and* root, the default there). An RL loop resets constantly,
+and a fresh interpreter that imports numpy and sympy costs about 0.25 CPU-seconds per episode, so
+sessions are forked instead from a warm template (a few CPU-milliseconds):
+
+* One *template* per process and configuration (interpreter, pre-imports), shared by every sandbox
+  of that configuration, under bubblewrap as above (read-only minimal root, no network, its own pid,
+  ipc and uts namespaces). Its launcher (bwrap's command, host root with CAP_SETUID/CAP_SETGID only)
+  forks it into a new *user namespace* whose uid/gid map the launcher writes: an identity map of a
+  private block of host uids, the template's uid ``A`` and 255 session uids. The launcher then drops
+  to ``A`` (no capability left) and only waits. The template holds capabilities inside that user
+  namespace only (on the host it is the unprivileged uid ``A``); it imports numpy/sympy, freezes its
+  heap for the garbage collector (``gc.freeze``: sessions then copy few of its pages, and forks stay
+  cheap), turns non-dumpable and serves requests on a socket.
+* Per sandbox, a *branch*: a fork of the template with its own network namespace (loopback only)
+  and a slice of the session uids; it forks that sandbox's sessions, so sandboxes fork in parallel.
+* Per episode, a *session*: a fork of the branch that unshares its own mount and IPC namespaces,
+  mounts fresh size-capped tmpfs on ``/scratch``, ``/tmp`` and ``/dev/shm``, drops to its own uid
+  ``B`` (no other live session has it), clears every capability (bounding, permitted, effective,
+  ambient), sets no_new_privs and the rlimits, and serves the usual requests on pipes the host passed
+  in. ``reset()`` kills it (every process of uid ``B``; the uid is reused only once none is left)
+  and the branch forks the next one at once (``pool_size`` defaults to 0 here).
+
+What each guarantee rests on: a session cannot signal, ptrace or read the memory or environment of
+the template, its branch or its launcher because they run under another uid (``A``, or host root for
+bubblewrap's own pid 1) and it has no capability (``kill``/``ptrace`` need the same uid or
+CAP_KILL/CAP_SYS_PTRACE); the template is also non-dumpable. Nothing survives an episode: globals
+and modules live in the killed process, files in its tmpfs (its own mount namespace), SysV IPC in its
+IPC namespace, processes under its uid (all killed, the uid cannot be changed back). RLIMIT_NPROC
+counts per session (its own uid). Sessions of one sandbox share a network namespace (like the
+episodes of one worker did), sessions of different sandboxes do not; all share the template's pid
+namespace, so they can see (not touch) each other's processes in ``/proc``. Without root (no
+2-uid map) or without bubblewrap, every worker is a fresh interpreter as described above.
 """
 
 from __future__ import annotations
@@ -56,7 +89,7 @@ from agentrl.sandboxes.pool import (
     check_option,
 )
 
-__all__ = ["PythonSandbox"]
+__all__ = ["FORK_SERVER_IDLE_S", "PythonSandbox", "shutdown_fork_servers"]
 
 _WORKER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
 _SANDBOX_WORKER_PATH = "/agentrl_worker.py"
@@ -301,6 +334,7 @@ class _ForkServer:
     lock: threading.Lock
     closed: bool
     broken = False
+    owner: int  # the pid of the process that started it
 
     def alive(self) -> bool:
         """Whether it (and so every session it forked) still runs."""
@@ -326,6 +360,9 @@ class _ForkServer:
         with self.lock:
             if self.closed or self.broken or self.sock is None:
                 raise OSError("the fork server is closed")
+            if os.getpid() != self.owner:
+                # A forked copy of this process must not speak on its parent's socket.
+                raise OSError("the fork server belongs to the parent process")
             data = json.dumps(msg).encode("ascii")
             try:
                 if fds:
@@ -370,6 +407,7 @@ class _Branch(_ForkServer):
         self.sock = sock
         self.lock = threading.Lock()
         self.closed = False
+        self.owner = os.getpid()
 
     def alive(self) -> bool:
         """Whether the branch still serves (its template runs and it has not hung up)."""
@@ -382,7 +420,7 @@ class _Branch(_ForkServer):
     def close(self) -> None:
         """Hang up: the branch kills its sessions and exits; the template frees its uids."""
         with self.lock:
-            if self.closed:
+            if self.closed or os.getpid() != self.owner:
                 return
             self.closed = True
             if self.sock is not None:
@@ -405,6 +443,7 @@ class _Template(_ForkServer):
         self.python = python
         self.cfg = cfg
         self.lock = threading.Lock()
+        self.owner = os.getpid()
         self.start_lock = threading.Lock()
         self.started = False
         self.start_error: BaseException | None = None
@@ -499,8 +538,8 @@ class _Template(_ForkServer):
     def close(self) -> None:
         """Kill the template's pid namespace (every session dies with it) and release its uids."""
         with self.lock:
-            if self.closed:
-                return
+            if self.closed or os.getpid() != self.owner:
+                return  # a forked copy of this process leaves its parent's fork server alone
             self.closed = True
         if self.ns_init is not None:
             with contextlib.suppress(OSError):
@@ -541,6 +580,22 @@ _templates: dict[tuple, list[_Template]] = {}
 _starter_executor: list = []
 
 
+def _forget_fork_servers_in_child() -> None:
+    """In a forked copy of this process (multiprocessing, AsyncVectorEnv): start from scratch.
+
+    The parent's fork servers, their sockets and the thread that starts them belong to the parent
+    (a lock may even have been held by another thread at the fork): leave them all alone.
+    """
+    global _templates_lock, _templates, _uid_lock
+    _templates_lock = threading.Lock()
+    _uid_lock = threading.Lock()
+    _templates = {}
+    _starter_executor.clear()
+
+
+os.register_at_fork(after_in_child=_forget_fork_servers_in_child)
+
+
 def _starter() -> ThreadPoolExecutor:
     """The one long-lived thread that starts every fork server."""
     with _templates_lock:
@@ -559,7 +614,8 @@ def shutdown_fork_servers() -> int:
     ``--die-with-parent``).
     """
     with _templates_lock:
-        idle = [(key, t) for key, group in _templates.items() for t in group if t.users <= 0]
+        idle = [(key, t) for key, group in _templates.items() for t in group
+                if t.users <= 0 or t.owner != os.getpid()]
         for key, t in idle:
             _templates[key].remove(t)
             if not _templates[key]:
@@ -576,7 +632,8 @@ def _lease_template(key: tuple, need: int, make: Callable[[], _Template]) -> _Te
     """A running template for ``key`` with room for ``need`` more live sessions (started if none has)."""
     with _templates_lock:
         for t in _templates.get(key, []):
-            if not t.closed and (t.alive() or not t.started) and t.reserved + need <= t.capacity:
+            if (t.owner == os.getpid() and not t.closed and (t.alive() or not t.started)
+                    and t.reserved + need <= t.capacity):
                 break
         else:
             t = make()
@@ -715,13 +772,20 @@ class PythonSandbox(PooledSandbox):
         preimport: modules imported once per worker before any user code (missing ones skipped).
         pool_size: spare workers kept started and warm; by default 1, and 0 for fork-server sessions
             (a session forks in milliseconds, and ``reset()`` starts the next one at once).
+        zygote: fork each worker (episode) from a shared pre-imported template (see "Fork server" in
+            the module doc): ``None`` (default) where bubblewrap and root allow it, ``True`` to
+            require it, ``False`` for one fresh interpreter per worker. The fork server of a
+            configuration stays up :data:`FORK_SERVER_IDLE_S` seconds after its last sandbox closes
+            (:func:`shutdown_fork_servers` stops idle ones now).
 
     Attributes:
         isolation: human-readable description of the isolation in force.
         isolation_level: ``"bwrap"`` or ``"process"``.
+        zygote: whether workers are fork-server sessions.
 
     Raises:
-        SandboxUnavailable: ``isolation="bwrap"`` without a working bubblewrap.
+        SandboxUnavailable: ``isolation="bwrap"`` without a working bubblewrap; ``zygote=True``
+            without bubblewrap and root.
         SandboxOptionError: an unknown ``mode`` or ``isolation``.
 
     Example:
