@@ -643,12 +643,18 @@ class Template:
         return left
 
     def sweep(self) -> None:
-        """Finish killed children: once nothing runs under a child's uids, free them."""
+        """Finish killed children: once nothing runs under a child's uids, free them.
+
+        Only children whose own process has exited are checked (one scan of ``/proc`` for all of
+        them): between calls a session has no other process (its request loop kills them), so
+        the scan almost always finds nothing and the uids come back at once.
+        """
         self.reap()
-        if not self.dying:
+        exited = {cid: child for cid, child in self.dying.items() if child["status"] is not None}
+        if not exited:
             return
-        left = self._pids_by_uid({uid for child in self.dying.values() for uid in child["uids"]})
-        for cid, child in list(self.dying.items()):
+        left = self._pids_by_uid({uid for child in exited.values() for uid in child["uids"]})
+        for cid, child in exited.items():
             pids = [pid for uid in child["uids"] for pid in left.get(uid, [])]
             if pids or child["status"] is None:
                 for pid in pids:

@@ -97,8 +97,8 @@ _SCRATCH = "/scratch"
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                 "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
 _UID_BASE = 2_000_000_000
-_UIDS_PER_PROCESS = 2048
-_TEMPLATE_UIDS = 256  # per fork server: the template's uid + 255 session uids, shared out to branches
+_UIDS_PER_PROCESS = 8192
+_TEMPLATE_UIDS = 1024  # per fork server: the template's uid + 1023 session uids, shared out to branches
 _uid_lock = threading.Lock()
 _uid_counter = itertools.count()
 _uids_in_use: set[int] = set()
@@ -139,8 +139,9 @@ def _pids_in_session(sid: int) -> list[int]:
 
 
 def _uid_base() -> int:
-    # 2048 slots per process id keep the largest uid (about 4.15e9) below 2**32 - 1.
-    return _UID_BASE + (os.getpid() % (1 << 20)) * _UIDS_PER_PROCESS
+    # 8192 slots per process id (modulo 2**18) keep the largest uid (about 4.15e9) below 2**32 - 1;
+    # two processes whose ids collide modulo 2**18 skip each other's uids (no live process may have one).
+    return _UID_BASE + (os.getpid() % (1 << 18)) * _UIDS_PER_PROCESS
 
 
 def _live_uids() -> set[int]:
@@ -843,9 +844,9 @@ class PythonSandbox(PooledSandbox):
         self._lock = threading.RLock()
         self._closed = False
         # [key, template, uids, branch]: the fork server this sandbox leases (given back at close), how
-        # many session uids its branch holds (the live sessions: active, spares, one being killed)
-        # and the branch that forks its sessions.
-        self._lease: list = [None, None, self.pool_size + 2, None]
+        # many session uids its branch holds (the live sessions: active, spares, and a few being
+        # killed in the background) and the branch that forks its sessions.
+        self._lease: list = [None, None, self.pool_size + 4, None]
         self._pool: WorkerPool = WorkerPool(self._spawn, self.pool_size)
         self._finalizer = weakref.finalize(self, _close_sandbox, self._pool, self._lease)
         if isolation == "bwrap":
