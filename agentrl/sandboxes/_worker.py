@@ -495,6 +495,7 @@ def _uid_of(pid: str) -> int | None:
 
 def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, failed: list) -> None:
     """In the forked child: isolate, drop everything, then serve requests as an ordinary worker."""
+    parent = os.getppid()
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
         if fd > 2 and fd not in (req_fd, resp_fd):
@@ -526,6 +527,10 @@ def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, f
     _capset_zero()
     _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    # Changing uid cleared the parent-death signal: a session never outlives its fork server.
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
     cfg = {"req_fd": req_fd, "resp_fd": resp_fd, "mode": scfg["mode"], "process_mode": False, "kill_others": True,
            "shared_pid_ns": True, "max_file_mb": int(scfg["max_file_mb"])}
     worker = Worker(cfg)
@@ -550,6 +555,7 @@ class Template:
         self.cfg = cfg
         self.sock = sock
         self.failed = failed
+        self.pid = os.getpid()
         self.free = list(uids)
         self.children: dict[int, dict] = {}  # id -> {"pid", "uids", "status"}
         self.by_pid: dict[int, int] = {}
@@ -783,6 +789,9 @@ def _branch_main(parent: Template, sock_fd: int, uids: list[int]) -> None:
     import socket as socket_mod
 
     parent.sock.close()
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent.pid:
+        os._exit(1)
     _check(_libc.unshare(_CLONE_NEWNET), "unshare(CLONE_NEWNET)")
     try:
         _loopback_up()

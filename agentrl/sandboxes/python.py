@@ -42,7 +42,7 @@ sessions are forked instead from a warm template (a few CPU-milliseconds):
   ``B`` (no other live session has it), clears every capability (bounding, permitted, effective,
   ambient), sets no_new_privs and the rlimits, and serves the usual requests on pipes the host passed
   in. ``reset()`` kills it (every process of uid ``B``; the uid is reused only once none is left)
-  and the branch forks the next one at once (``pool_size`` defaults to 0 here).
+  and a spare session (forked during the episode) takes its place while the branch forks the next.
 
 What each guarantee rests on: a session cannot signal, ptrace or read the memory or environment of
 the template, its branch or its launcher because they run under another uid (``A``, or host root for
@@ -771,8 +771,8 @@ class PythonSandbox(PooledSandbox):
         max_output_chars: output is cut to this many characters, with a visible marker.
         isolation: ``"bwrap"``, ``"process"``, or ``"auto"`` (bwrap when installed).
         preimport: modules imported once per worker before any user code (missing ones skipped).
-        pool_size: spare workers kept started and warm; by default 1, and 0 for fork-server sessions
-            (a session forks in milliseconds, and ``reset()`` starts the next one at once).
+        pool_size: spare workers kept started and warm (for fork-server sessions too: a spare is
+            forked during the episode, so the next episode's first call does not wait for the fork).
         zygote: fork each worker (episode) from a shared pre-imported template (see "Fork server" in
             the module doc): ``None`` (default) where bubblewrap and root allow it, ``True`` to
             require it, ``False`` for one fresh interpreter per worker. The fork server of a
@@ -813,7 +813,7 @@ class PythonSandbox(PooledSandbox):
         max_output_chars: int = 8000,
         isolation: Literal["auto", "bwrap", "process"] = "auto",
         preimport: tuple[str, ...] | list[str] = DEFAULT_PREIMPORT,
-        pool_size: int | None = None,
+        pool_size: int = 1,
         zygote: bool | None = None,
     ) -> None:
         """Validate the options and start warming workers in the background (see the class doc)."""
@@ -839,7 +839,7 @@ class PythonSandbox(PooledSandbox):
             raise SandboxUnavailable("zygote=True needs bubblewrap and root (a user namespace mapping two "
                                      "uids); pass zygote=None to use it where it is available")
         self.zygote: bool = can_fork if zygote is None else bool(zygote)
-        self.pool_size = max(0, int(pool_size)) if pool_size is not None else (0 if self.zygote else 1)
+        self.pool_size = max(0, int(pool_size))
         self.isolation: str = self._describe()
         self._lock = threading.RLock()
         self._closed = False
