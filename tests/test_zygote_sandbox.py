@@ -120,6 +120,11 @@ def test_state_does_not_leak_across_episodes(box):
     r = run(box, "import math, os\nprint('secret' in globals(), math.pi, os.listdir('.'), os.listdir('/tmp'),\n"
                  "      os.path.exists('/dev/shm/shm.txt'), 'LEAK' in os.environ)")
     assert r.ok and r.output == "False 3.141592653589793 [] [] False False\n", r
+    # SysV IPC outlives processes, not an IPC namespace: each session has its own.
+    shm = "import ctypes\nlibc = ctypes.CDLL(None)\n"
+    assert int(run(box, shm + "libc.shmget(4242, 4096, 0o1600)").output) >= 0
+    box.reset()
+    assert run(box, shm + "libc.shmget(4242, 0, 0o600)").output == "-1\n"
 
 
 def test_episode_processes_are_gone_after_reset(box):

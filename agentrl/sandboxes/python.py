@@ -864,9 +864,10 @@ class PythonSandbox(PooledSandbox):
         if self._bwrap and self.zygote:
             return (f"bubblewrap fork server: each session is forked from a pre-imported template and runs "
                     f"under its own uid (a user namespace maps the template's uid and one uid per session), "
-                    f"with its own mount/ipc/network namespaces (no network), fresh /scratch, /tmp and "
-                    f"/dev/shm tmpfs, no capabilities, no_new_privs; read-only minimal root (/usr + Python); "
-                    f"cannot signal, ptrace or read the template (other uid, non-dumpable); {limits}")
+                    f"in its own mount and ipc namespaces and its sandbox's own network namespace (no "
+                    f"network), fresh /scratch, /tmp and /dev/shm tmpfs, no capabilities, no_new_privs; "
+                    f"read-only minimal root (/usr + Python); cannot signal, ptrace or read the template "
+                    f"(other uid, non-dumpable); {limits}")
         if self._bwrap:
             uid = "private uid per worker" if self._root else "unprivileged user namespace"
             return (f"bubblewrap: no network, read-only minimal root (/usr + Python), private /tmp and "
