@@ -983,14 +983,13 @@ class PythonSandbox(PooledSandbox):
             except (OSError, EOFError, ValueError, TimeoutError):
                 if attempt == 2:
                     raise
-        template = branch
         try:
             await_ready(session, time.monotonic() + STARTUP_TIMEOUT_S)
         except (OSError, EOFError, ValueError, TimeoutError, ChannelCorrupt) as exc:
             why = session.exit_reason()
             session.kill()
             raise SandboxUnavailable(f"a sandbox session failed to start ({why}): {exc!r}; "
-                                     f"stderr: {template.stderr_tail() or '<empty>'}") from exc
+                                     f"stderr: {branch.stderr_tail() or '<empty>'}") from exc
         return session
 
     def _spawn_process(self) -> _Worker:
