@@ -551,12 +551,17 @@ class Template:
     shares its network namespace only with the sessions of its own sandbox (like a worker did).
     """
 
-    def __init__(self, cfg: dict, sock, failed: list, uids: list[int]) -> None:
+    def __init__(self, cfg: dict, sock, failed: list, uids: list[int], spares: int = 0) -> None:
         self.cfg = cfg
         self.sock = sock
         self.failed = failed
         self.pid = os.getpid()
         self.free = list(uids)
+        # The template keeps a few branches forked ahead (while idle), each with the host's end of
+        # its socket ready to hand over: a sandbox then gets its branch without waiting for a fork.
+        self.spare_target = spares
+        self.spares: list[dict] = []  # {"cid", "pid", "uids", "host_fd"}
+        self.spare_ids = 0
         self.children: dict[int, dict] = {}  # id -> {"pid", "uids", "status"}
         self.by_pid: dict[int, int] = {}
         self.dying: dict[int, dict] = {}  # killed, not yet known to be gone: their uids are not free yet
@@ -616,15 +621,44 @@ class Template:
         return self._start_child(cid, uids, fds, lambda: _session_main(self.cfg, scfg, req_fd, resp_fd, uids[0],
                                                                       self.failed))
 
+    def _fork_branch(self, cid: int, uids: list[int]) -> dict:
+        import socket as socket_mod
+
+        host, child = socket_mod.socketpair(socket_mod.AF_UNIX, socket_mod.SOCK_SEQPACKET)
+        child_fd = child.detach()
+        reply = self._start_child(cid, uids, [child_fd], lambda: _branch_main(self, child_fd, uids, host),
+                                  branch=True)
+        reply["host_fd"] = host.detach()
+        return reply
+
     def branch(self, cid: int, count: int, fds: list) -> dict:
-        """A branch: a fork server of its own (one socket fd from the host) with ``count`` of our uids."""
-        if len(fds) != 1:
-            return {"error": "expected one socket fd", "close": fds}
+        """A branch: a fork server of its own with ``count`` of our uids; the host gets its socket."""
+        if fds:
+            return {"error": "unexpected fds", "close": fds}
+        for spare in self.spares:
+            if len(spare["uids"]) == count:
+                self.spares.remove(spare)
+                child = self.children.pop(spare["cid"])
+                self.children[cid] = child
+                self.by_pid[child["pid"]] = cid
+                return {"pid": child["pid"], "uids": child["uids"], "send_fds": [spare["host_fd"]]}
         uids = self._take_uids(count)
         if uids is None:
-            return {"error": f"no {count} free session uids (too many sandboxes on this fork server)",
-                    "close": fds}
-        return self._start_child(cid, uids, fds, lambda: _branch_main(self, fds[0], uids), branch=True)
+            return {"error": f"no {count} free session uids (too many sandboxes on this fork server)"}
+        reply = self._fork_branch(cid, uids)
+        reply["send_fds"] = [reply.pop("host_fd")]
+        return reply
+
+    def add_spare(self) -> None:
+        """Fork one more branch ahead of time (when idle), with the uid count last asked for."""
+        count = int(self.cfg.get("branch_uids", 5))
+        if len(self.free) < count:
+            self.spare_target = len(self.spares)  # no room: stop trying
+            return
+        uids, self.free = self.free[:count], self.free[count:]
+        self.spare_ids -= 1
+        reply = self._fork_branch(self.spare_ids, uids)
+        self.spares.append({"cid": self.spare_ids, "host_fd": reply["host_fd"], "uids": uids})
 
     def kill_soon(self, cid: int) -> dict:
         """SIGKILL the session's interpreter and leave the rest to :meth:`sweep` (between requests)."""
@@ -736,13 +770,15 @@ class Template:
         import socket as socket_mod
 
         while True:
-            if self.dying:
+            if self.dying or len(self.spares) < self.spare_target:
                 try:
-                    ready, _, _ = select.select([self.sock], [], [], 0.05)
+                    ready, _, _ = select.select([self.sock], [], [], 0.05 if self.dying else 0.0)
                 except InterruptedError:
                     ready = []
                 if not ready:
                     self.sweep()
+                    if len(self.spares) < self.spare_target:
+                        self.add_spare()
                     continue
             try:
                 data, fds, _, _ = socket_mod.recv_fds(self.sock, 1 << 20, 8)
@@ -777,18 +813,34 @@ class Template:
                 except OSError:
                     pass
             self.reap()
+            send_fds = reply.pop("send_fds", [])
             try:
-                self.sock.send(json.dumps(reply).encode("ascii"))
+                if send_fds:
+                    socket_mod.send_fds(self.sock, [json.dumps(reply).encode("ascii")], send_fds)
+                else:
+                    self.sock.send(json.dumps(reply).encode("ascii"))
             except OSError:
                 self.close_all()
                 os._exit(0)
+            finally:
+                for fd in send_fds:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
 
 
-def _branch_main(parent: Template, sock_fd: int, uids: list[int]) -> None:
-    """In a branch: forget the parent's socket and children, get a network namespace, serve."""
+def _branch_main(parent: Template, sock_fd: int, uids: list[int], host_end) -> None:
+    """In a branch: forget the parent's sockets and children, get a network namespace, serve."""
     import socket as socket_mod
 
     parent.sock.close()
+    host_end.close()
+    for spare in parent.spares:
+        try:
+            os.close(spare["host_fd"])
+        except OSError:
+            pass
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent.pid:
         os._exit(1)
@@ -832,7 +884,8 @@ def _template_main(cfg: dict) -> None:
     os.close(devnull)
     sock = socket_mod.socket(fileno=cfg["ctl_fd"])
     first = cfg["first_uid"]
-    template = Template(cfg, sock, failed, list(range(first + 1, first + cfg["uid_count"])))
+    template = Template(cfg, sock, failed, list(range(first + 1, first + cfg["uid_count"])),
+                        spares=int(cfg.get("spare_branches", 0)))
     sock.send(json.dumps({"ready": True, "template_pid": os.getpid(), "uid": os.getuid(),
                           "failed_imports": failed}).encode("ascii"))
     template.serve()

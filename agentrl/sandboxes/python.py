@@ -99,6 +99,8 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "N
 _UID_BASE = 2_000_000_000
 _UIDS_PER_PROCESS = 8192
 _TEMPLATE_UIDS = 1024  # per fork server: the template's uid + 1023 session uids, shared out to branches
+_SPARE_BRANCHES = 4  # branches a fork server keeps forked ahead, for the next sandboxes
+_BRANCH_UIDS = 1 + 4  # session uids per branch of a default sandbox (pool_size 1): see PythonSandbox
 _uid_lock = threading.Lock()
 _uid_counter = itertools.count()
 _uids_in_use: set[int] = set()
@@ -346,14 +348,21 @@ class _ForkServer:
         raise NotImplementedError
 
     def _recv(self, deadline: float) -> dict:
+        """One reply; file descriptors passed with it (a branch's socket) come as ``msg["fds"]``."""
         assert self.sock is not None
         _wait(self.sock.fileno(), deadline)
-        data = self.sock.recv(1 << 16)
-        if not data:
-            raise EOFError("the fork server closed its socket")
-        msg = json.loads(data.decode("utf-8", "replace"))
-        if not isinstance(msg, dict):
-            raise ValueError("bad message from the fork server")
+        data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 4)
+        try:
+            if not data:
+                raise EOFError("the fork server closed its socket")
+            msg = json.loads(data.decode("utf-8", "replace"))
+            if not isinstance(msg, dict):
+                raise ValueError("bad message from the fork server")
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        msg["fds"] = list(fds)
         return msg
 
     def request(self, msg: dict, fds: list[int] | None = None, timeout: float = 30.0) -> dict:
@@ -489,7 +498,7 @@ class _Template(_ForkServer):
         info_r, info_w = os.pipe()
         self.errfile = tempfile.TemporaryFile()
         cfg = {**self.cfg, "zygote": True, "ctl_fd": child.fileno(), "first_uid": first,
-               "uid_count": _TEMPLATE_UIDS, "scratch_dir": _SCRATCH}
+               "uid_count": _TEMPLATE_UIDS, "scratch_dir": _SCRATCH, "spare_branches": _SPARE_BRANCHES}
         argv = [*self.argv_prefix, "--info-fd", str(info_w), self.python, "-I", "-S", "-B", _SANDBOX_WORKER_PATH,
                 json.dumps(cfg)]
         try:
@@ -560,20 +569,19 @@ class _Template(_ForkServer):
             self.first_uid = None
 
     def branch(self, uids: int) -> _Branch:
-        """Fork a branch: a fork server for one sandbox, with ``uids`` session uids of its own."""
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        """A branch: a fork server for one sandbox, with ``uids`` session uids of its own.
+
+        The template hands over one it forked ahead of time when it has one, with its socket.
+        """
         cid = next(_child_ids)
-        try:
-            reply = self.request({"op": "branch", "id": cid, "uids": uids}, [child.fileno()])
-        except BaseException:
-            parent.close()
-            raise
-        finally:
-            child.close()
-        if "error" in reply:
-            parent.close()
-            raise SandboxUnavailable(f"the sandbox fork server could not fork a branch: {reply['error']}")
-        return _Branch(self, cid, parent)
+        reply = self.request({"op": "branch", "id": cid, "uids": uids})
+        fds = reply.get("fds") or []
+        if "error" in reply or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise SandboxUnavailable(f"the sandbox fork server could not fork a branch: "
+                                     f"{reply.get('error', 'no socket came with the reply')}")
+        return _Branch(self, cid, socket.socket(fileno=fds[0]))
 
 
 _templates_lock = threading.Lock()
@@ -706,8 +714,11 @@ class _Session:
         return not any(ev & (select.POLLHUP | select.POLLERR) for _, ev in poller.poll(0))
 
     def pending(self) -> bool:
-        """Whether the session wrote to the reply pipe unasked."""
-        return _pending(self.resp_r)
+        """Whether the session wrote to the reply pipe unasked (a closed pipe is a dead session, not that)."""
+        poller = select.poll()
+        poller.register(self.resp_r, select.POLLIN)
+        events = [ev for _, ev in poller.poll(0)]
+        return bool(events) and not any(ev & (select.POLLHUP | select.POLLERR) for ev in events)
 
     def write(self, data: bytes, deadline: float) -> None:
         """Write ``data`` to the request pipe."""
@@ -942,7 +953,8 @@ class PythonSandbox(PooledSandbox):
         assert self._bwrap is not None
         python = _real_python()
         argv = self._bwrap_argv(python)[:-1]
-        cfg = {"env": _clean_env(_SCRATCH), "preimport": list(self.preimport), "site_dirs": _site_dirs()}
+        cfg = {"env": _clean_env(_SCRATCH), "preimport": list(self.preimport), "site_dirs": _site_dirs(),
+               "branch_uids": _BRANCH_UIDS}
         return _Template(argv, python, cfg)
 
     def _template(self) -> _Branch:
@@ -975,21 +987,26 @@ class PythonSandbox(PooledSandbox):
                "memory_mb": self.memory_mb, "scratch_mb": max(64, 4 * self.max_file_mb)}
         for attempt in range(3):
             # A branch or template that died (or hangs) is marked broken by the failed request and
-            # made again by _template(); their sessions are gone with them.
+            # made again by _template(); their sessions are gone with them. That may happen while
+            # this session starts, too: then it is started again.
+            last = attempt == 2
             try:
                 branch = self._template()
                 session = branch.fork(cfg)
-                break
             except (OSError, EOFError, ValueError, TimeoutError):
-                if attempt == 2:
+                if last:
                     raise
-        try:
-            await_ready(session, time.monotonic() + STARTUP_TIMEOUT_S)
-        except (OSError, EOFError, ValueError, TimeoutError, ChannelCorrupt) as exc:
-            why = session.exit_reason()
-            session.kill()
-            raise SandboxUnavailable(f"a sandbox session failed to start ({why}): {exc!r}; "
-                                     f"stderr: {branch.stderr_tail() or '<empty>'}") from exc
+                continue
+            try:
+                await_ready(session, time.monotonic() + STARTUP_TIMEOUT_S)
+            except (OSError, EOFError, ValueError, TimeoutError, ChannelCorrupt) as exc:
+                why = session.exit_reason()  # asks the branch: marks it broken if it is gone
+                session.kill()
+                if branch.alive() or last:
+                    raise SandboxUnavailable(f"a sandbox session failed to start ({why}): {exc!r}; "
+                                             f"stderr: {branch.stderr_tail() or '<empty>'}") from exc
+                continue
+            break
         return session
 
     def _spawn_process(self) -> _Worker:
