@@ -37,6 +37,7 @@ sessions are forked instead from a warm template (a few CPU-milliseconds):
   cheap), turns non-dumpable and serves requests on a socket.
 * Per sandbox, a *branch*: a fork of the template with its own network namespace (loopback only)
   and a slice of the session uids; it forks that sandbox's sessions, so sandboxes fork in parallel.
+  The template keeps a few branches forked ahead while idle, so a new sandbox rarely waits for one.
 * Per episode, a *session*: a fork of the branch that unshares its own mount and IPC namespaces,
   mounts fresh size-capped tmpfs on ``/scratch``, ``/tmp`` and ``/dev/shm``, drops to its own uid
   ``B`` (no other live session has it), clears every capability (bounding, permitted, effective,
