@@ -161,3 +161,18 @@ def test_without_bubblewrap_auto_falls_back_and_says_so(monkeypatch):
         assert sandbox.isolation_level == "process"
         assert "install bubblewrap" in sandbox.isolation or "NOT isolated" in sandbox.isolation
         assert sandbox.execute(ExecutionRequest("print(2 + 2)")).output == "4\n"
+
+
+def test_fork_server_needs_root_and_bubblewrap(monkeypatch):
+    """Without root (no map of two uids) sandboxes start one fresh interpreter per worker, as they say."""
+    from agentrl.core.errors import SandboxUnavailable
+    from agentrl.sandboxes import python as python_sandbox
+
+    monkeypatch.setattr(python_sandbox, "_is_root", lambda: False)
+    with pytest.raises(SandboxUnavailable, match="zygote=True needs bubblewrap and root"):
+        PythonSandbox(zygote=True, preimport=())
+    box = PythonSandbox(preimport=(), isolation="process")
+    try:
+        assert not box.zygote and "fork server" not in box.isolation
+    finally:
+        box.close()
