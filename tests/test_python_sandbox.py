@@ -16,11 +16,14 @@ def run(box: PythonSandbox, code: str, timeout_s: float | None = None) -> Execut
     return box.execute(ExecutionRequest(code, timeout_s=timeout_s))
 
 
-@pytest.fixture(scope="module", params=["bwrap", "process"])
+@pytest.fixture(scope="module", params=["bwrap", "bwrap-fresh", "process"])
 def box(request):
-    if request.param == "bwrap" and shutil.which("bwrap") is None:
+    """bwrap: the fork server where it runs (root), bwrap-fresh: one fresh interpreter per worker."""
+    isolation = request.param.split("-")[0]
+    if isolation == "bwrap" and shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
-    with PythonSandbox(max_output_chars=1000, isolation=request.param) as sandbox:
+    options = {"zygote": False} if request.param == "bwrap-fresh" else {}
+    with PythonSandbox(max_output_chars=1000, isolation=isolation, **options) as sandbox:
         yield sandbox
 
 
@@ -105,16 +108,28 @@ def test_close_twice_and_use_after_close():
         run(box, "1")
 
 
-def test_context_manager_cleans_scratch():
+@pytest.mark.parametrize("zygote", [None, False])
+def test_context_manager_cleans_scratch(zygote):
     import os
 
-    with PythonSandbox(preimport=()) as box:
+    from agentrl.sandboxes.python import _pids_of_uid, shutdown_fork_servers
+
+    with PythonSandbox(preimport=(), zygote=zygote) as box:
         assert run(box, "open('f.txt', 'w').write('hi')").ok
-        workers = [box._pool.active, *box._pool.spares]
-        scratches = [w.scratch for w in workers if w is not None]
-        procs = [w.proc for w in workers if w is not None]
-    assert scratches and not any(os.path.exists(s) for s in scratches)
-    assert all(p.poll() is not None for p in procs)
+        workers = [w for w in [box._pool.active, *box._pool.spares] if w is not None]
+        template = box._lease[1]
+    assert workers
+    if box.zygote:
+        # Sessions keep their scratch in a tmpfs of their own mount namespace: gone with their processes.
+        assert all(w.dead for w in workers)
+        assert not any(_pids_of_uid(w.uid) for w in workers)
+        # The fork server outlives its last sandbox for a while (the next one starts warm), unless stopped.
+        assert template is not None and template.users == 0
+        shutdown_fork_servers()
+        assert not template.alive()
+    else:
+        assert not any(os.path.exists(w.scratch) for w in workers)
+        assert all(w.proc.poll() is not None for w in workers)
 
 
 def test_invalid_arguments():
@@ -146,3 +161,18 @@ def test_without_bubblewrap_auto_falls_back_and_says_so(monkeypatch):
         assert sandbox.isolation_level == "process"
         assert "install bubblewrap" in sandbox.isolation or "NOT isolated" in sandbox.isolation
         assert sandbox.execute(ExecutionRequest("print(2 + 2)")).output == "4\n"
+
+
+def test_fork_server_needs_root_and_bubblewrap(monkeypatch):
+    """Without root (no map of two uids) sandboxes start one fresh interpreter per worker, as they say."""
+    from agentrl.core.errors import SandboxUnavailable
+    from agentrl.sandboxes import python as python_sandbox
+
+    monkeypatch.setattr(python_sandbox, "_is_root", lambda: False)
+    with pytest.raises(SandboxUnavailable, match="zygote=True needs bubblewrap and root"):
+        PythonSandbox(zygote=True, preimport=())
+    box = PythonSandbox(preimport=(), isolation="process")
+    try:
+        assert not box.zygote and "fork server" not in box.isolation
+    finally:
+        box.close()

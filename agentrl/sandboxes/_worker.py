@@ -38,9 +38,18 @@ _MS_REMOUNT = 32
 _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
+_CLONE_NEWIPC = 0x08000000
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -171,7 +180,10 @@ class Worker:
         self.globals = self._fresh_globals()
         self.cell = 0
         self.kill_others = cfg["kill_others"]
-        self.pid_ns = not cfg["process_mode"]
+        self.pid_ns = not cfg["process_mode"] and not cfg.get("shared_pid_ns")
+        # A fork-server session shares its pid namespace with the template and other sessions: it
+        # finds its own processes by its uid (unique to it), which is all that kill(-1) reaches.
+        self.shared_pid_ns = bool(cfg.get("shared_pid_ns"))
         self.uid = os.getuid()
         self.forks_at_start = 0
 
@@ -288,6 +300,9 @@ class Worker:
                 return
 
             def others() -> bool:
+                if self.shared_pid_ns:
+                    me = str(self.main_pid)
+                    return any(p.isdigit() and p != me and _uid_of(p) == self.uid for p in os.listdir("/proc"))
                 return any(pid != self.main_pid for pid in _pids_of_uid(self.uid))
         if not others():
             return
@@ -427,8 +442,506 @@ def _reaper(inner: int, fds: list[int]) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+# -- the zygote: a pre-imported template that forks one isolated session per episode -------------
+#
+# Started by bubblewrap as host root with CAP_SETUID/CAP_SETGID only (no user namespace yet). The
+# launcher (bwrap's command, pid 2) forks the template, which unshares a user namespace; the launcher
+# writes its uid/gid map (an identity map of the host uids [first, first + count): the template's uid
+# and the uids of the sessions), drops to the template's uid itself (no capability left anywhere) and
+# waits. The template keeps every capability *inside that user namespace only* (none on the host),
+# imports numpy/sympy once, freezes its heap for the garbage collector, turns non-dumpable and serves
+# requests on a SOCK_SEQPACKET socket. Per sandbox it forks a *branch* (its own network namespace, a
+# slice of the uids, its own socket); per episode the branch forks a session, which unshares its own
+# mount and IPC namespaces, mounts a fresh size-capped tmpfs on /scratch, /tmp and /dev/shm, drops
+# to its own uid, clears every capability (bounding, permitted, effective, ambient), sets
+# no_new_privs and the rlimits, then runs the ordinary request loop (Worker) on the pipes the host
+# passed in.
+
+
+def _capset_zero() -> None:
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(_libc.capset(header, data), "capset")
+
+
+def _cap_last() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 40
+
+
+def _loopback_up() -> None:
+    import fcntl
+    import socket as socket_mod
+
+    with socket_mod.socket(socket_mod.AF_INET, socket_mod.SOCK_DGRAM) as s:
+        ifr = struct.pack("16sh14x", b"lo", 0)
+        flags = struct.unpack("16sh14x", fcntl.ioctl(s.fileno(), _SIOCGIFFLAGS, ifr))[1]
+        fcntl.ioctl(s.fileno(), _SIOCSIFFLAGS, struct.pack("16sh14x", b"lo", flags | _IFF_UP))
+
+
+def _uid_of(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, failed: list) -> None:
+    """In the forked child: isolate, drop everything, then serve requests as an ordinary worker."""
+    parent = os.getppid()
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in (req_fd, resp_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _check(_libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
+    size = int(scfg["scratch_mb"])
+    flags = _MS_NOSUID | _MS_NODEV
+    _mount("tmpfs", tcfg["scratch_dir"], "tmpfs", flags, f"mode=0700,uid={uid},gid={uid},size={size}m")
+    _mount("tmpfs", "/tmp", "tmpfs", flags, f"mode=1777,size={size}m")
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", flags, "mode=1777,size=16m")
+    os.chdir(tcfg["scratch_dir"])
+    fsize = int(scfg["max_file_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    nproc = int(scfg["max_processes"])
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    for cap in range(_cap_last() + 1):
+        _check(_libc.prctl(_PR_CAPBSET_DROP, ctypes.c_ulong(cap), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                           ctypes.c_ulong(0)), "drop bounding capability")
+    os.setresuid(uid, uid, uid)
+    # The template's uid is not 0 in the user namespace, so changing uid kept the capabilities:
+    # clear them all explicitly, and make sure no exec can bring any back.
+    _capset_zero()
+    _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    # Changing uid cleared the parent-death signal: a session never outlives its fork server.
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+    cfg = {"req_fd": req_fd, "resp_fd": resp_fd, "mode": scfg["mode"], "process_mode": False, "kill_others": True,
+           "shared_pid_ns": True, "max_file_mb": int(scfg["max_file_mb"])}
+    worker = Worker(cfg)
+    worker.capture.start()
+    mem = _vm_bytes() + int(scfg["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    worker.send({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "failed_imports": failed,
+                 "template_pid": os.getppid(), "zygote": True})
+    worker.serve()
+
+
+class Template:
+    """A fork server: children keyed by the host's ids, each with uids of its own from a free list.
+
+    The root template (started by :func:`_zygote_main`) forks *branches*, one per sandbox: a branch is
+    a fork of it with its own network namespace, a slice of the uids and its own socket to the host,
+    and it forks that sandbox's sessions. So forks run in parallel across sandboxes, and a session
+    shares its network namespace only with the sessions of its own sandbox (like a worker did).
+    """
+
+    def __init__(self, cfg: dict, sock, failed: list, uids: list[int], spares: int = 0) -> None:
+        self.cfg = cfg
+        self.sock = sock
+        self.failed = failed
+        self.pid = os.getpid()
+        self.free = list(uids)
+        # The template keeps a few branches forked ahead (while idle), each with the host's end of
+        # its socket ready to hand over: a sandbox then gets its branch without waiting for a fork.
+        self.spare_target = spares
+        self.spares: list[dict] = []  # {"cid", "pid", "uids", "host_fd"}
+        self.spare_ids = 0
+        self.children: dict[int, dict] = {}  # id -> {"pid", "uids", "status"}
+        self.by_pid: dict[int, int] = {}
+        self.dying: dict[int, dict] = {}  # killed, not yet known to be gone: their uids are not free yet
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            cid = self.by_pid.pop(pid, None)
+            child = self.children.get(cid) if cid is not None else None
+            if child is not None:
+                child["status"] = status
+                if child.get("branch"):
+                    self.dying[cid] = child  # its uids are free once nothing runs under them
+
+    def _take_uids(self, n: int) -> list[int] | None:
+        deadline = time.monotonic() + 5.0
+        while len(self.free) < n:
+            # Sessions killed on reset may still be exiting: their uids come back within milliseconds.
+            if not self.dying or time.monotonic() > deadline:
+                return None
+            self.sweep()
+            if len(self.free) < n:
+                time.sleep(0.001)
+        taken, self.free = self.free[:n], self.free[n:]
+        return taken
+
+    def _start_child(self, cid: int, uids: list[int], fds: list, run, branch: bool = False) -> dict:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                run()
+            except BaseException:
+                try:
+                    traceback.print_exc()
+                except BaseException:
+                    pass
+            os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        self.children[cid] = {"pid": pid, "uids": uids, "status": None, "branch": branch}
+        self.by_pid[pid] = cid
+        return {"pid": pid, "uids": uids}
+
+    def fork(self, cid: int, scfg: dict, fds: list) -> dict:
+        """A session: two pipe fds from the host; it runs under one uid of our free list."""
+        if len(fds) != 2:
+            return {"error": "expected two pipe fds", "close": fds}
+        uids = self._take_uids(1)
+        if uids is None:
+            return {"error": "no free session uid (too many live sessions)", "close": fds}
+        req_fd, resp_fd = fds
+        return self._start_child(cid, uids, fds, lambda: _session_main(self.cfg, scfg, req_fd, resp_fd, uids[0],
+                                                                      self.failed))
+
+    def _fork_branch(self, cid: int, uids: list[int]) -> dict:
+        import socket as socket_mod
+
+        host, child = socket_mod.socketpair(socket_mod.AF_UNIX, socket_mod.SOCK_SEQPACKET)
+        child_fd = child.detach()
+        reply = self._start_child(cid, uids, [child_fd], lambda: _branch_main(self, child_fd, uids, host),
+                                  branch=True)
+        reply["host_fd"] = host.detach()
+        return reply
+
+    def branch(self, cid: int, count: int, fds: list) -> dict:
+        """A branch: a fork server of its own with ``count`` of our uids; the host gets its socket."""
+        if fds:
+            return {"error": "unexpected fds", "close": fds}
+        for spare in self.spares:
+            if len(spare["uids"]) == count:
+                self.spares.remove(spare)
+                child = self.children.pop(spare["cid"])
+                self.children[cid] = child
+                self.by_pid[child["pid"]] = cid
+                return {"pid": child["pid"], "uids": child["uids"], "send_fds": [spare["host_fd"]]}
+        uids = self._take_uids(count)
+        if uids is None:
+            return {"error": f"no {count} free session uids (too many sandboxes on this fork server)"}
+        reply = self._fork_branch(cid, uids)
+        reply["send_fds"] = [reply.pop("host_fd")]
+        return reply
+
+    def add_spare(self) -> None:
+        """Fork one more branch ahead of time (when idle), with the uid count last asked for."""
+        count = int(self.cfg.get("branch_uids", 5))
+        if len(self.free) < count:
+            self.spare_target = len(self.spares)  # no room: stop trying
+            return
+        uids, self.free = self.free[:count], self.free[count:]
+        self.spare_ids -= 1
+        reply = self._fork_branch(self.spare_ids, uids)
+        self.spares.append({"cid": self.spare_ids, "host_fd": reply["host_fd"], "uids": uids})
+
+    def kill_soon(self, cid: int) -> dict:
+        """SIGKILL the session's interpreter and leave the rest to :meth:`sweep` (between requests)."""
+        child = self.children.get(cid)
+        if child is None:
+            return {"status": None}
+        if child["status"] is None:
+            try:
+                os.kill(child["pid"], signal.SIGKILL)
+            except OSError:
+                pass
+        self.dying[cid] = child
+        return {"status": child["status"]}
+
+    def _pids_by_uid(self, uids: set[int]) -> dict[int, list[int]]:
+        left: dict[int, list[int]] = {}
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                uid = _uid_of(p)
+                if uid in uids:
+                    left.setdefault(uid, []).append(int(p))
+        return left
+
+    def sweep(self) -> None:
+        """Finish killed children: once nothing runs under a child's uids, free them.
+
+        Only children whose own process has exited are checked (one scan of ``/proc`` for all of
+        them): between calls a session has no other process (its request loop kills them), so
+        the scan almost always finds nothing and the uids come back at once.
+        """
+        self.reap()
+        exited = {cid: child for cid, child in self.dying.items() if child["status"] is not None}
+        if not exited:
+            return
+        left = self._pids_by_uid({uid for child in exited.values() for uid in child["uids"]})
+        for cid, child in exited.items():
+            pids = [pid for uid in child["uids"] for pid in left.get(uid, [])]
+            if pids or child["status"] is None:
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                continue
+            del self.dying[cid]
+            self.children.pop(cid, None)
+            self.free.extend(child["uids"])
+
+    def kill(self, cid: int) -> dict:
+        """Kill every process of the child's uids (no process can change uid), reap it, free the uids."""
+        child = self.children.get(cid)
+        if child is None:
+            return {"status": None}
+        self.dying.pop(cid, None)
+        uids = set(child["uids"])
+        deadline = time.monotonic() + 10.0
+        first = True
+        while True:
+            self.reap()
+            left = self._pids_by_uid(uids)
+            pids = [pid for found in left.values() for pid in found]
+            if not pids and child["status"] is not None:
+                break
+            if first and child["status"] is None:
+                # The common case: the session's own process only. Kill it and wait for it to exit.
+                first = False
+                for pid in [child["pid"], *pids]:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                try:
+                    _, status = os.waitpid(child["pid"], 0)
+                    self.by_pid.pop(child["pid"], None)
+                    child["status"] = status
+                except ChildProcessError:
+                    pass
+                continue
+            if time.monotonic() > deadline:
+                return {"error": "the session's processes would not die", "status": child["status"]}
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.0005)
+        del self.children[cid]
+        self.free.extend(child["uids"])
+        return {"status": child["status"]}
+
+    def status(self, cid: int, wait_s: float) -> dict:
+        child = self.children.get(cid)
+        if child is None:
+            return {"status": None}
+        deadline = time.monotonic() + min(max(wait_s, 0.0), 5.0)
+        while True:
+            self.reap()
+            if child["status"] is not None or time.monotonic() >= deadline:
+                return {"status": child["status"]}
+            time.sleep(0.001)
+
+    def close_all(self) -> None:
+        """The host hung up: kill every child (and so everything under our uids) before exiting."""
+        for cid in list(self.children):
+            self.kill(cid)
+
+    def serve(self) -> None:
+        import select
+        import socket as socket_mod
+
+        while True:
+            if self.dying or len(self.spares) < self.spare_target:
+                try:
+                    ready, _, _ = select.select([self.sock], [], [], 0.05 if self.dying else 0.0)
+                except InterruptedError:
+                    ready = []
+                if not ready:
+                    self.sweep()
+                    if len(self.spares) < self.spare_target:
+                        self.add_spare()
+                    continue
+            try:
+                data, fds, _, _ = socket_mod.recv_fds(self.sock, 1 << 20, 8)
+            except InterruptedError:
+                continue
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                self.close_all()
+                os._exit(0)
+            try:
+                msg = json.loads(data.decode("utf-8", "replace"))
+                op = msg.get("op")
+                cid = int(msg.get("id", -1))
+                if op == "fork":
+                    reply = self.fork(cid, msg["cfg"], list(fds))
+                elif op == "branch":
+                    reply = self.branch(cid, int(msg["uids"]), list(fds))
+                elif op == "kill" and msg.get("wait", True):
+                    reply = self.kill(cid)
+                elif op == "kill":
+                    reply = self.kill_soon(cid)
+                elif op == "status":
+                    reply = self.status(cid, float(msg.get("wait_s", 0.0)))
+                else:
+                    reply = {"error": f"unknown op {op!r}", "close": fds}
+            except Exception as exc:  # a bug of ours: say so, keep serving
+                reply = {"error": repr(exc), "close": fds}
+            for fd in reply.pop("close", []):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.reap()
+            send_fds = reply.pop("send_fds", [])
+            try:
+                if send_fds:
+                    socket_mod.send_fds(self.sock, [json.dumps(reply).encode("ascii")], send_fds)
+                else:
+                    self.sock.send(json.dumps(reply).encode("ascii"))
+            except OSError:
+                self.close_all()
+                os._exit(0)
+            finally:
+                for fd in send_fds:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+
+
+def _branch_main(parent: Template, sock_fd: int, uids: list[int], host_end) -> None:
+    """In a branch: forget the parent's sockets and children, get a network namespace, serve."""
+    import socket as socket_mod
+
+    parent.sock.close()
+    host_end.close()
+    for spare in parent.spares:
+        try:
+            os.close(spare["host_fd"])
+        except OSError:
+            pass
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent.pid:
+        os._exit(1)
+    _check(_libc.unshare(_CLONE_NEWNET), "unshare(CLONE_NEWNET)")
+    try:
+        _loopback_up()
+    except OSError:
+        pass
+    sock = socket_mod.socket(fileno=sock_fd)
+    Template(parent.cfg, sock, parent.failed, uids).serve()
+
+
+def _template_main(cfg: dict) -> None:
+    import site
+    import socket as socket_mod
+
+    for d in cfg["site_dirs"]:
+        site.addsitedir(d)
+    failed = []
+    for name in cfg["preimport"]:
+        try:
+            __import__(name)
+        except BaseException:
+            failed.append(name)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGXCPU, _xcpu_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Every object imported so far goes to the permanent generation: the sessions' garbage collector
+    # then never walks (and so never copies on write) the template's heap, which keeps each session's
+    # private memory small and the template's next fork fast (forks slow down as children dirty it).
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    # Sessions run under other uids, but a process that cannot be dumped cannot be ptraced or have
+    # its /proc/<pid>/mem or environ read even by a process of its own uid without CAP_SYS_PTRACE.
+    _prctl(_PR_SET_DUMPABLE, 0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sock = socket_mod.socket(fileno=cfg["ctl_fd"])
+    first = cfg["first_uid"]
+    template = Template(cfg, sock, failed, list(range(first + 1, first + cfg["uid_count"])),
+                        spares=int(cfg.get("spare_branches", 0)))
+    sock.send(json.dumps({"ready": True, "template_pid": os.getpid(), "uid": os.getuid(),
+                          "failed_imports": failed}).encode("ascii"))
+    template.serve()
+
+
+def _zygote_main(cfg: dict) -> None:
+    """bwrap's command: set up the user namespace of the template, then only wait for it."""
+    for key, value in cfg["env"].items():
+        os.environ[key] = value
+    first, count = cfg["first_uid"], cfg["uid_count"]
+    go_r, go_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(go_w)
+        os.close(done_r)
+        _check(_libc.unshare(_CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+        os.write(done_w, b"u")
+        os.close(done_w)
+        if os.read(go_r, 1) != b"g":
+            os._exit(1)
+        os.close(go_r)
+        os.setgroups([])
+        os.setresgid(first, first, first)
+        os.setresuid(first, first, first)
+        _template_main(cfg)
+        os._exit(0)
+    os.close(go_r)
+    os.close(done_w)
+    if os.read(done_r, 1) != b"u":
+        os._exit(1)
+    os.close(done_r)
+    for name in ("uid_map", "gid_map"):
+        with open(f"/proc/{pid}/{name}", "w") as f:
+            f.write(f"{first} {first} {count}\n")
+    os.write(go_w, b"g")
+    os.close(go_w)
+    os.close(cfg["ctl_fd"])
+    # Nothing left to do as root: become the template's uid, which drops every capability.
+    os.setgroups([])
+    os.setresgid(first, first, first)
+    os.setresuid(first, first, first)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
 def main() -> None:
     cfg = json.loads(sys.argv[1])
+    if cfg.get("zygote"):
+        _zygote_main(cfg)
+        return
     for key, value in cfg["env"].items():
         os.environ[key] = value
     if cfg["process_mode"]:

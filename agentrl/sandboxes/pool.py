@@ -166,6 +166,19 @@ def check_option(name: str, value: object, choices: tuple[str, ...]) -> str:
 
 
 # -- the pool ----------------------------------------------------------------------------------
+def _kill_discarded(worker: WorkerTransport) -> None:
+    """Kill a worker nothing waits on (reset): through its ``kill_soon()`` when the transport has one.
+
+    ``kill_soon`` may return before every process is gone (the fork server finishes the job in the
+    background), so the next spare starts sooner; a timeout's ``replace`` still uses ``kill()``.
+    """
+    kill_soon = getattr(worker, "kill_soon", None)
+    if kill_soon is not None:
+        kill_soon()
+    else:
+        worker.kill()
+
+
 class WorkerPool(Generic[W]):
     """One active worker and ``size`` warm spares; kept apart from the sandbox for its weakref finalizer.
 
@@ -203,7 +216,7 @@ class WorkerPool(Generic[W]):
                 if need:
                     self.starting += 1
             for w in doomed:
-                w.kill()
+                _kill_discarded(w)
             if not need:
                 continue
             try:
