@@ -576,7 +576,7 @@ class Template:
                 return
             cid = self.by_pid.pop(pid, None)
             child = self.children.get(cid) if cid is not None else None
-            if child is not None:
+            if child is not None and cid is not None:
                 child["status"] = status
                 if child.get("branch"):
                     self.dying[cid] = child  # its uids are free once nothing runs under them
