@@ -344,11 +344,20 @@ def _error_body(status: int, message: str) -> dict[str, Any]:
     return {"status": "error", "error": message, "message": message}
 
 
+def _content_type(scope: Mapping[str, Any]) -> str | None:
+    for key, value in scope["headers"]:
+        if key == b"content-type":
+            return value.decode("latin-1")
+    return None
+
+
 def create_app(server: DesktopServer) -> Any:
     """The ASGI app of ``server``'s endpoints (the table in the module docstring).
 
-    Blocking work (the desktop, its sandbox, the file system) runs in the thread pool; the hot routes
-    (``/pyautogui``, ``/screenshot``) answer plain responses with no validation layer.
+    Blocking work (the desktop, its sandbox, the file system) runs in the thread pool. The routes of
+    an env step (``POST /pyautogui``, ``GET /screenshot``, ``GET /health``) are served by the ASGI
+    layer itself, without the router or a ``Request`` (about 1 ms less per step on a loaded 2-core
+    machine); the others are Starlette routes.
     """
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import Response
@@ -363,12 +372,20 @@ def create_app(server: DesktopServer) -> Any:
 
         return endpoint
 
-    def screenshot(request: Any) -> Any:
-        if b"format=raw" in request.scope["query_string"]:  # ours: uncompressed RGB, H x W x 3, size in headers
+    # The hot routes of an env step, served without the router (see ServingMiddleware's ``direct``).
+    def screenshot(scope: dict[str, Any], raw: bytes) -> Any:
+        if b"format=raw" in scope["query_string"]:  # ours: uncompressed RGB, H x W x 3, size in headers
             shot = server.session.screenshot()
-            headers = {"X-Width": str(shot.shape[1]), "X-Height": str(shot.shape[0])}
-            return Response(shot.tobytes(), media_type="application/octet-stream", headers=headers)
-        return Response(server.session.screenshot_png(), media_type="image/png")
+            headers = (("X-Width", str(shot.shape[1])), ("X-Height", str(shot.shape[0])))
+            return 200, "application/octet-stream", shot.tobytes(), headers
+        return 200, "image/png", server.session.screenshot_png(), ()
+
+    def pyautogui(scope: dict[str, Any], raw: bytes) -> Any:
+        out = server.pyautogui(decode_body(raw, _content_type(scope), forms=True))
+        return 200, "application/json", json.dumps(out).encode(), ()
+
+    def health(scope: dict[str, Any], raw: bytes) -> Any:
+        return 200, "application/json", json.dumps(server.health()).encode(), ()
 
     async def read_file(request: Any) -> Any:
         data = await run_in_threadpool(server.read_file, await body_of(request))
@@ -379,9 +396,6 @@ def create_app(server: DesktopServer) -> Any:
 
     async def screen_size(request: Any) -> Any:
         return json_response(server.screen_size())
-
-    def health(request: Any) -> Any:
-        return json_response(server.health())
 
     def apps(request: Any) -> Any:
         return json_response({"apps": installed_apps()})
@@ -395,8 +409,6 @@ def create_app(server: DesktopServer) -> Any:
         )
 
     routes = [
-        ("/screenshot", "GET", screenshot),
-        ("/pyautogui", "POST", json_route(server.pyautogui)),
         ("/execute", "POST", json_route(server.execute)),
         ("/setup/execute", "POST", json_route(server.execute)),
         ("/run_python", "POST", json_route(server.run_python)),
@@ -410,7 +422,6 @@ def create_app(server: DesktopServer) -> Any:
         ("/reset", "POST", json_route(lambda body: server.reset())),
         ("/platform", "GET", platform),
         ("/screen_size", ("GET", "POST"), screen_size),
-        ("/health", "GET", health),
         ("/apps", "GET", apps),
         ("/accessibility", "GET", accessibility),
         ("/terminal", "GET", terminal),
@@ -422,6 +433,8 @@ def create_app(server: DesktopServer) -> Any:
         logger=LOG,
         max_request_bytes=server.max_request_bytes,
         wrong_method_status=404,
+        direct={("GET", "/screenshot"): screenshot, ("POST", "/pyautogui"): pyautogui, ("GET", "/health"): health},
+        inline={("GET", "/screenshot"), ("GET", "/health")},
     )
 
 
