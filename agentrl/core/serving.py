@@ -28,7 +28,7 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 __all__ = [
@@ -231,9 +231,9 @@ class ServingMiddleware:
         direct: ``{(method, path): handler}`` served here, before the app's router: the hot routes.
             A handler is a plain function ``(scope, body bytes) -> (status, content type, body bytes,
             extra headers)`` run in the thread pool; no ``Request`` object, no routing table.
-        inline: the ``direct`` routes whose handler runs on the event loop itself: short calls
-            (a few milliseconds at most), where the two thread switches of the pool would cost more
-            than the call on a loaded machine.
+        inline: ``scope -> bool``: whether a ``direct`` call runs on the event loop itself; for
+            short calls (a few milliseconds at most), where the two thread switches of the pool
+            would cost more than the call on a loaded machine.
     """
 
     def __init__(
@@ -246,11 +246,11 @@ class ServingMiddleware:
         max_request_bytes: int | None = None,
         internal_prefix: str = "",
         direct: Mapping[tuple[str, str], DirectHandler] | None = None,
-        inline: Collection[tuple[str, str]] = (),
+        inline: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         self.app = app
         self.direct = dict(direct or {})
-        self.inline = frozenset(inline)
+        self.inline = inline
         self.error_body = error_body
         self.authenticate = authenticate
         self.logger = logger
@@ -312,7 +312,7 @@ class ServingMiddleware:
             if not message.get("more_body", False):
                 break
         raw = b"".join(chunks)
-        if (scope["method"], scope["path"]) in self.inline:
+        if self.inline is not None and self.inline(scope):
             status, content_type, body, extra = handler(scope, raw)
         else:
             status, content_type, body, extra = await anyio.to_thread.run_sync(handler, scope, raw)
@@ -378,7 +378,7 @@ def make_app(
     wrong_method_status: int = 405,
     max_threads: int = 256,
     direct: Mapping[tuple[str, str], DirectHandler] | None = None,
-    inline: Collection[tuple[str, str]] = (),
+    inline: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Any:
     """A Starlette app of ``routes`` with :class:`ServingMiddleware` in front.
 

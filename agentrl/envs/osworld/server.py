@@ -351,6 +351,11 @@ def _content_type(scope: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _inline(scope: Mapping[str, Any]) -> bool:
+    """The direct calls run on the event loop: health, and the raw screenshot (a grab and a copy, no PNG)."""
+    return scope["path"] == "/health" or b"format=raw" in scope["query_string"]
+
+
 def create_app(server: DesktopServer) -> Any:
     """The ASGI app of ``server``'s endpoints (the table in the module docstring).
 
@@ -434,7 +439,7 @@ def create_app(server: DesktopServer) -> Any:
         max_request_bytes=server.max_request_bytes,
         wrong_method_status=404,
         direct={("GET", "/screenshot"): screenshot, ("POST", "/pyautogui"): pyautogui, ("GET", "/health"): health},
-        inline={("GET", "/screenshot"), ("GET", "/health")},
+        inline=_inline,
     )
 
 
