@@ -55,7 +55,7 @@ from agentrl.core.serving import (
 )
 from agentrl.sandboxes.base import ExecutionRequest
 
-__all__ = ["DEFAULT_PORT", "SandboxServer", "main", "serve_sandbox"]
+__all__ = ["DEFAULT_PORT", "SandboxServer", "create_app", "main", "serve_sandbox"]
 
 DEFAULT_PORT = 8787
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
