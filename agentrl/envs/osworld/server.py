@@ -361,8 +361,8 @@ def create_app(server: DesktopServer) -> Any:
 
     Blocking work (the desktop, its sandbox, the file system) runs in the thread pool. The routes of
     an env step (``POST /pyautogui``, ``GET /screenshot``, ``GET /health``) are served by the ASGI
-    layer itself, without the router or a ``Request`` (about 1 ms less per step on a loaded 2-core
-    machine); the others are Starlette routes.
+    layer itself, without the router or a ``Request``; the raw screenshot and ``/health`` run on the
+    event loop (no thread switch). The others are Starlette routes.
     """
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import Response
