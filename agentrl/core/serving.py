@@ -1,32 +1,54 @@
-"""Small HTTP servers in a background thread (uvicorn, or the stdlib), loopback by default.
+"""Our HTTP servers' one stack: ASGI apps (Starlette, or FastAPI on top of it) served by uvicorn in a thread.
 
-Shared by the retrieval server (``agentrl serve-retriever``) and the model server
-(``agentrl serve-model``): both bind 127.0.0.1 unless told otherwise, start in a daemon thread
-for tests and benchmarks, and report the port they got.
+Shared by the four servers: the model server (``agentrl serve-model``, FastAPI), the retrieval server
+(``agentrl serve-retriever``, FastAPI), the desktop server (``agentrl serve-desktop``) and the sandbox
+server (``agentrl serve-sandbox``). Each binds 127.0.0.1 unless told otherwise (or listens on a unix
+socket), starts in a daemon thread for tests, envs and benchmarks, and returns a :class:`ServerHandle`
+(``url``/``base_url``, ``port``, ``close()``, ``with``).
+
+:func:`make_app` builds the app of a server whose routes take free-form JSON, forms or bytes (the
+desktop and sandbox servers): a Starlette app (FastAPI is a Starlette app plus pydantic validation,
+which these routes do not use; the desktop image copies only pure-Python packages, and pydantic's core
+is compiled) with :class:`ServingMiddleware` in front: the request-size limit (413), the bearer-token
+check (before routing, so unknown routes are guarded too), errors as the server's JSON shape, one log
+line per request (``METHOD /path STATUS 0.123s``) and trailing slashes ignored.
+
+Nothing here imports starlette or uvicorn until a server is built: modules that only hold a client
+(``DesktopClient``) import this one without them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ipaddress
+import json
+import logging
+import os
 import socket
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 __all__ = [
-    "AppHTTPServer",
     "HTTPStatusError",
-    "QuietHandler",
     "ServerHandle",
-    "ThreadedServerHandle",
+    "ServingMiddleware",
+    "bind_socket",
+    "check_bearer",
+    "decode_body",
     "is_loopback",
+    "json_response",
+    "make_app",
+    "parse_multipart",
     "refuse_remote",
     "start_server_thread",
 ]
+
+T = TypeVar("T")
+_DRAIN_LIMIT = 64 * 1024 * 1024
+"""An oversized request up to this size is read (and dropped) so that its client gets the 413, not a reset."""
 
 
 def is_loopback(host: str) -> bool:
@@ -59,7 +81,7 @@ def refuse_remote(host: str, allow_remote: bool, server: str = "server") -> None
 
 
 class HTTPStatusError(Exception):
-    """An error a stdlib server's handler answers with: ``status`` and the ``message`` to send."""
+    """An error a server answers with: ``status`` and the ``message`` to send (in the server's error shape)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -67,156 +89,519 @@ class HTTPStatusError(Exception):
         self.message = message
 
 
-class QuietHandler(BaseHTTPRequestHandler):
-    """The base of our stdlib request handlers: HTTP/1.1 keep-alive, ``TCP_NODELAY``, no access log.
+# -- requests ---------------------------------------------------------------------------------
+def check_bearer(header: str | None, tokens: Mapping[str, T]) -> T:
+    """The value of the token that ``header`` (an ``Authorization`` value) carries; else 401.
 
-    ``GET`` and ``POST`` go to ``_dispatch(method)``, which subclasses implement.
+    Every token is compared in constant time.
+
+    >>> check_bearer("Bearer s3cret", {"s3cret": "alice"})
+    'alice'
+    >>> check_bearer(None, {"s3cret": "alice"})
+    Traceback (most recent call last):
+    ...
+    agentrl.core.serving.HTTPStatusError: missing token: send 'Authorization: Bearer <token>'
+    """
+    import hmac
+
+    if not header or not header.startswith("Bearer "):
+        raise HTTPStatusError(401, "missing token: send 'Authorization: Bearer <token>'")
+    given = header[len("Bearer ") :].strip().encode()
+    found: Any = None
+    matched = False
+    for token, value in tokens.items():
+        if hmac.compare_digest(given, token.encode()):
+            found, matched = value, True
+    if not matched:
+        raise HTTPStatusError(401, "wrong token")
+    return found
+
+
+def _header_params(value: str) -> tuple[str, dict[str, str]]:
+    """``("multipart/form-data", {"boundary": ...})`` from a header value (quoted and RFC 2231 forms too)."""
+    from email.message import Message
+    from email.utils import collapse_rfc2231_value
+
+    msg = Message()
+    msg["content-type"] = value
+    params = msg.get_params() or []
+    out = {key.lower(): collapse_rfc2231_value(val) for key, val in params[1:]}
+    return params[0][0].lower() if params else "", out
+
+
+def parse_multipart(body: bytes, content_type: str) -> dict[str, str | bytes]:
+    r"""The fields of a ``multipart/form-data`` body: text fields as ``str``, file parts (with a filename) as ``bytes``.
+
+    A field sent twice keeps its last value. Raises :class:`HTTPStatusError` (400) for a body without
+    its boundary or its closing delimiter.
+
+    >>> body = (b'--XyZ\r\nContent-Disposition: form-data; name="file_path"\r\n\r\n~/a.txt\r\n'
+    ...         b'--XyZ\r\nContent-Disposition: form-data; name="file_data"; filename="a.txt"\r\n'
+    ...         b'Content-Type: application/octet-stream\r\n\r\nhi\r\n\x00\r\n--XyZ--\r\n')
+    >>> parse_multipart(body, "multipart/form-data; boundary=XyZ")
+    {'file_path': '~/a.txt', 'file_data': b'hi\r\n\x00'}
+    """
+    _, params = _header_params(content_type)
+    boundary = params.get("boundary")
+    if not boundary:
+        raise HTTPStatusError(400, "a multipart body needs a boundary in its Content-Type")
+    delimiter = b"\r\n--" + boundary.encode("latin-1")
+    chunks = (b"\r\n" + body).split(delimiter)
+    if len(chunks) < 2:
+        raise HTTPStatusError(400, "the multipart body has no part")
+    fields: dict[str, str | bytes] = {}
+    for chunk in chunks[1:]:
+        if chunk.startswith(b"--"):
+            return fields
+        head, sep, content = chunk.partition(b"\r\n\r\n")
+        if not sep:
+            raise HTTPStatusError(400, "a multipart part has no blank line after its headers")
+        headers: dict[str, str] = {}
+        for line in head.split(b"\r\n")[1:]:  # the first line is the rest of the delimiter's line
+            name, colon, value = line.decode("utf-8", "replace").partition(":")
+            if colon:
+                headers[name.strip().lower()] = value.strip()
+        kind, disposition = _header_params(headers.get("content-disposition", ""))
+        name = disposition.get("name")
+        if kind != "form-data" or name is None:
+            continue
+        if "filename" in disposition or "filename*" in disposition:
+            fields[name] = content
+        else:
+            charset = _header_params(headers.get("content-type", "text/plain"))[1].get("charset", "utf-8")
+            try:
+                fields[name] = content.decode(charset, "replace")
+            except LookupError:
+                fields[name] = content.decode("utf-8", "replace")
+    raise HTTPStatusError(400, "the multipart body ends before its closing delimiter")
+
+
+def decode_body(raw: bytes, content_type: str | None = None, *, forms: bool = False) -> dict[str, Any]:
+    """A request body as a dict: a JSON object, or (with ``forms``) an urlencoded or multipart form.
+
+    An empty body is ``{}``. Raises :class:`HTTPStatusError` (400) for anything else.
+
+    >>> decode_body(b'{"a": 1}'), decode_body(b"a=1&b=2", "application/x-www-form-urlencoded", forms=True)
+    ({'a': 1}, {'a': '1', 'b': '2'})
+    """
+    if not raw:
+        return {}
+    ctype = (content_type or "").lower()
+    if forms and ctype.startswith("application/x-www-form-urlencoded"):
+        return {k: v[-1] for k, v in urllib.parse.parse_qs(raw.decode(errors="replace")).items()}
+    if forms and ctype.startswith("multipart/form-data"):
+        return parse_multipart(raw, content_type or "")
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise HTTPStatusError(400, "the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise HTTPStatusError(400, "the body must be a JSON object")
+    return body
+
+
+def json_response(payload: Any, status: int = 200) -> Any:
+    """A Starlette response of ``json.dumps(payload)`` (``application/json``), without a pydantic round trip."""
+    from starlette.responses import Response
+
+    return Response(json.dumps(payload).encode(), status, media_type="application/json")
+
+
+# -- the ASGI layer ---------------------------------------------------------------------------
+ErrorBody = Callable[[int, str], Any]
+DirectHandler = Callable[[dict[str, Any], bytes], tuple[int, str, bytes, Sequence[tuple[str, str]]]]
+
+
+def _default_error_body(status: int, message: str) -> dict[str, Any]:
+    return {"error": message}
+
+
+class ServingMiddleware:
+    """The pure-ASGI layer in front of :func:`make_app`'s apps (see the module docstring).
+
+    Args:
+        app: the ASGI app behind it.
+        error_body: ``(status, message) -> JSON payload`` of the server's errors.
+        authenticate: ``(Authorization header or None, path) -> client``; raises
+            :class:`HTTPStatusError` (401/403). The client lands in ``request.state.client``.
+        logger: each request is logged there at INFO: ``METHOD /path STATUS 0.123s``.
+        max_request_bytes: bodies above this answer 413 (read and dropped first, up to 64 MiB, and
+            the connection is then closed).
+        internal_prefix: put before ``Type: message`` of an unexpected exception (answered 500).
+        direct: ``{(method, path): handler}`` served here, before the app's router: the hot routes.
+            A handler is a plain function ``(scope, body bytes) -> (status, content type, body bytes,
+            extra headers)`` run in the thread pool; no ``Request`` object, no routing table.
+        inline: ``scope -> bool``: whether a ``direct`` call runs on the event loop itself; for
+            short calls (a few milliseconds at most), where the two thread switches of the pool
+            would cost more than the call on a loaded machine.
     """
 
-    protocol_version = "HTTP/1.1"
-
-    def setup(self) -> None:
-        """Set ``TCP_NODELAY``: small JSON replies must not wait for Nagle."""
-        super().setup()
-        with contextlib.suppress(OSError):  # a unix socket has no TCP options
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log."""
-
-    def do_GET(self) -> None:
-        """Dispatch a GET."""
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        """Dispatch a POST."""
-        self._dispatch("POST")
-
-    def _dispatch(self, method: str) -> None:
-        raise NotImplementedError
-
-
-class AppHTTPServer(ThreadingHTTPServer):
-    """A threading HTTP server over IPv4 or IPv6 (from the host's form) that holds its ``app``."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], app: Any) -> None:
-        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+    def __init__(
+        self,
+        app: Any,
+        *,
+        error_body: ErrorBody = _default_error_body,
+        authenticate: Callable[[str | None, str], Any] | None = None,
+        logger: logging.Logger | None = None,
+        max_request_bytes: int | None = None,
+        internal_prefix: str = "",
+        direct: Mapping[tuple[str, str], DirectHandler] | None = None,
+        inline: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
         self.app = app
-        super().__init__(address, handler)
+        self.direct = dict(direct or {})
+        self.inline = inline
+        self.error_body = error_body
+        self.authenticate = authenticate
+        self.logger = logger
+        self.max_request_bytes = max_request_bytes
+        self.internal_prefix = internal_prefix
+
+    async def _send_error(self, send: Any, status: int, message: str, close: bool = False) -> None:
+        body = json.dumps(self.error_body(status, message)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        if close:
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _limit(self, scope: dict[str, Any], receive: Any) -> Any:
+        """``receive``, counting the body when its length is not announced; 413 for an announced oversize."""
+        limit = self.max_request_bytes
+        if limit is None:
+            return receive
+        length = None
+        for key, value in scope["headers"]:
+            if key == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    raise HTTPStatusError(400, "bad Content-Length") from None
+        if length is not None:
+            if length > limit:
+                left = length if length <= _DRAIN_LIMIT else 0
+                while left > 0:  # read what was sent, so that the client reads the 413 instead of a reset
+                    message = await receive()
+                    left -= len(message.get("body", b""))
+                    if message["type"] != "http.request" or not message.get("more_body", False):
+                        break
+                raise HTTPStatusError(413, f"request of {length} bytes is over the limit of {limit}")
+            return receive
+        seen = 0
+
+        async def counting() -> Any:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise HTTPStatusError(413, f"request of more than {limit} bytes is over the limit of {limit}")
+            return message
+
+        return counting
+
+    async def _direct(self, handler: DirectHandler, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        import anyio.to_thread
 
 
-@dataclass
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        raw = b"".join(chunks)
+        if self.inline is not None and self.inline(scope):
+            status, content_type, body, extra = handler(scope, raw)
+        else:
+            status, content_type, body, extra = await anyio.to_thread.run_sync(handler, scope, raw)
+        headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
+        headers += [(k.encode(), v.encode()) for k, v in extra]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Serve one ASGI call."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        path = scope["path"]
+        if len(path) > 1 and path.endswith("/"):
+            path = path.rstrip("/") or "/"
+            scope["path"] = path
+        status = 0
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            receive = await self._limit(scope, receive)
+            if self.authenticate is not None:
+                header = None
+                for key, value in scope["headers"]:
+                    if key == b"authorization":
+                        header = value.decode("latin-1")
+                scope.setdefault("state", {})["client"] = self.authenticate(header, path)
+            handler = self.direct.get((scope["method"], path)) if self.direct else None
+            if handler is None:
+                await self.app(scope, receive, tracking_send)
+            else:
+                await self._direct(handler, scope, receive, tracking_send)
+        except HTTPStatusError as exc:
+            if status:
+                raise
+            await self._send_error(tracking_send, exc.status, exc.message, close=exc.status == 413)
+        except Exception as exc:  # a bug of ours, or the resource closed under us: say so, keep serving
+            if status:
+                raise
+            if self.logger is not None:
+                self.logger.debug("%s %s failed", scope["method"], path, exc_info=True)
+            await self._send_error(tracking_send, 500, f"{self.internal_prefix}{type(exc).__name__}: {exc}")
+        finally:
+            if self.logger is not None and self.logger.isEnabledFor(logging.INFO):
+                self.logger.info("%s %s %d %.3fs", scope["method"], path, status, time.perf_counter() - start)
+
+
+def make_app(
+    routes: Sequence[tuple[str, str | Sequence[str], Callable[..., Any]]],
+    *,
+    error_body: ErrorBody = _default_error_body,
+    authenticate: Callable[[str | None, str], Any] | None = None,
+    logger: logging.Logger | None = None,
+    max_request_bytes: int | None = None,
+    internal_prefix: str = "",
+    wrong_method_status: int = 405,
+    max_threads: int = 256,
+    direct: Mapping[tuple[str, str], DirectHandler] | None = None,
+    inline: Callable[[dict[str, Any]], bool] | None = None,
+) -> Any:
+    """A Starlette app of ``routes`` with :class:`ServingMiddleware` in front.
+
+    Args:
+        routes: ``(path, method or methods, endpoint)``; an endpoint takes the Starlette ``Request``
+            and returns a response; a plain ``def`` runs in the thread pool, an ``async def`` on the
+            event loop (it must hand blocking work to ``starlette.concurrency.run_in_threadpool``).
+        error_body: ``(status, message) -> JSON payload`` of the server's errors.
+        authenticate: ``(Authorization header or None, path) -> client`` (see :class:`ServingMiddleware`).
+        logger: where each request is logged at INFO.
+        max_request_bytes: bodies above this answer 413.
+        internal_prefix: put before ``Type: message`` of an unexpected exception (answered 500).
+        wrong_method_status: the status of a known path with another method (404 answers "no route").
+        max_threads: the size of the thread pool for blocking endpoints (anyio's default is 40).
+        direct: hot routes served without the router (see :class:`ServingMiddleware`).
+        inline: the ``direct`` routes run on the event loop (see :class:`ServingMiddleware`).
+
+    Raises:
+        DependencyNotInstalled: starlette is missing.
+    """
+    try:
+        from starlette.applications import Starlette
+        from starlette.exceptions import HTTPException
+        from starlette.middleware import Middleware
+        from starlette.routing import Route
+    except ImportError as exc:
+        from agentrl.core.errors import DependencyNotInstalled
+
+        raise DependencyNotInstalled("starlette and uvicorn", extra="serve") from exc
+
+    async def http_error(request: Any, exc: Any) -> Any:
+        method, path = request.method, request.url.path
+        status = exc.status_code
+        if status == 405:
+            status = wrong_method_status
+            message = f"{method} is not allowed on {path}" if status == 405 else f"no route {method} {path}"
+        elif status == 404:
+            message = f"no route {method} {path}"
+        else:
+            message = str(exc.detail)
+        return json_response(error_body(status, message), status)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        import anyio.to_thread
+
+        anyio.to_thread.current_default_thread_limiter().total_tokens = max_threads
+        yield
+
+    table = [
+        Route(path, endpoint, methods=[methods] if isinstance(methods, str) else list(methods))
+        for path, methods, endpoint in routes
+    ]
+    middleware = Middleware(
+        ServingMiddleware,
+        error_body=error_body,
+        authenticate=authenticate,
+        logger=logger,
+        max_request_bytes=max_request_bytes,
+        internal_prefix=internal_prefix,
+        direct=direct,
+        inline=inline,
+    )
+    return Starlette(
+        routes=table, middleware=[middleware], exception_handlers={HTTPException: http_error}, lifespan=lifespan
+    )
+
+
+# -- uvicorn in a thread ----------------------------------------------------------------------
+def bind_socket(host: str = "127.0.0.1", port: int = 0, *, unix_socket: str | None = None) -> socket.socket:
+    """A listening socket: TCP on ``host:port`` (IPv4 or IPv6 from the host's form), or a unix socket.
+
+    A unix socket's old file is removed first, and the new one is made ``0o666``: the folder it is in
+    decides who may reach it (a container bind-mounts that folder). Raises ``OSError`` (the port is
+    taken, for instance).
+    """
+    if unix_socket is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(unix_socket)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(unix_socket)
+            os.chmod(unix_socket, 0o666)
+        except BaseException:
+            sock.close()
+            raise
+    else:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
+        # without it a response written in two parts (head, body) waits ~40 ms for a delayed ACK.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+        except BaseException:
+            sock.close()
+            raise
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
 class ServerHandle:
-    """A uvicorn server running in a daemon thread."""
+    """A uvicorn server serving in a daemon thread.
 
-    server: Any
-    thread: threading.Thread
-    url: str
+    ``url`` (``http://HOST:PORT``, or ``unix:PATH``), ``base_url`` (the URL to give a client; the same
+    here), ``port``, ``thread``, ``server`` (the ``uvicorn.Server``) and ``app`` (the object the
+    server serves, e.g. a ``SandboxServer``, for tests and health checks). ``close()`` (idempotent;
+    also ``stop()`` and ``with``) runs ``before_close`` (release what the app holds, so that requests
+    in flight end), asks uvicorn to exit (it hangs up kept-alive connections and waits up to a few
+    seconds for requests in flight), and joins the thread.
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        thread: threading.Thread,
+        url: str,
+        *,
+        app: Any = None,
+        before_close: Callable[[], None] | None = None,
+    ) -> None:
+        self.server = server
+        self.thread = thread
+        self.url = url
+        self.app = app
+        self._before_close = before_close
+        self._closed = False
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give a client."""
+        return self.url
 
     @property
     def port(self) -> int:
-        """The bound port."""
+        """The bound TCP port."""
         return int(self.url.rsplit(":", 1)[1])
 
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Ask the server to exit and wait for its thread; idempotent."""
-        self.server.should_exit = True
-        self.thread.join(timeout_s)
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop the server and wait for its thread; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._before_close is not None:
+                self._before_close()
+        finally:
+            self.server.should_exit = True
+            self.thread.join(timeout_s)
+            if self.thread.is_alive():
+                self.server.force_exit = True
+                self.thread.join(2.0)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """The same as :meth:`close`."""
+        self.close(timeout_s)
 
     def __enter__(self) -> ServerHandle:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        self.close()
 
 
 def start_server_thread(
-    app: Any, host: str = "127.0.0.1", port: int = 0, timeout_s: float = 10.0, *, name: str = "agentrl-server"
-) -> ServerHandle:
-    """Start ``app`` with uvicorn in a background thread; ``port=0`` picks a free port.
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    timeout_s: float = 10.0,
+    *,
+    name: str = "agentrl-server",
+    unix_socket: str | None = None,
+    service: Any = None,
+    before_close: Callable[[], None] | None = None,
+    graceful_s: float = 5.0,
+    handle_class: type[ServerHandle] = ServerHandle,
+    **handle_options: Any,
+) -> Any:
+    """Serve the ASGI ``app`` with uvicorn in a daemon thread; return a :class:`ServerHandle` once it answers.
+
+    The socket is bound here, in the caller's thread (``port=0`` picks a free port; a taken port
+    raises ``OSError`` at once); ``unix_socket`` listens on that path instead (the handle's ``url`` is
+    then ``unix:PATH``). ``service`` becomes the handle's ``app``; ``before_close`` runs first on
+    close; requests in flight get ``graceful_s`` to finish. ``handle_class`` (a subclass) and
+    ``handle_options`` make a richer handle.
 
     Raises:
-        RuntimeError: the server did not start within ``timeout_s`` (the port is taken, for instance).
+        OSError: the address cannot be bound.
+        RuntimeError: the server did not start within ``timeout_s``.
+        DependencyNotInstalled: uvicorn is missing.
     """
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError as exc:
+        from agentrl.core.errors import DependencyNotInstalled
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        raise DependencyNotInstalled("uvicorn", extra="serve") from exc
+
+    sock = bind_socket(host, port, unix_socket=unix_socket)
+    config = uvicorn.Config(
+        app,
+        log_config=None,  # a library does not reconfigure the process's logging
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=graceful_s,
+        server_header=False,
+    )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout_s
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             server.should_exit = True
-            raise RuntimeError(f"{name} on {host}:{port} did not start")
-        time.sleep(0.01)
-    bound = server.servers[0].sockets[0].getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    return ServerHandle(server, thread, f"http://{shown}:{bound}")
-
-
-class ThreadedServerHandle:
-    """A stdlib ``ThreadingHTTPServer`` serving in a daemon thread: ``base_url``, ``port``, ``close()``.
-
-    ``close()`` (idempotent; also ``stop()`` and ``with``) runs ``before_close`` (release what the
-    server's app holds), stops accepting, runs ``after_shutdown`` (hang up kept-alive connections),
-    closes the socket and joins the thread.
-    """
-
-    def __init__(
-        self,
-        httpd: Any,
-        host: str,
-        *,
-        name: str,
-        app: Any = None,
-        before_close: Callable[[], None] | None = None,
-        after_shutdown: Callable[[], None] | None = None,
-        url: str | None = None,
-    ) -> None:
-        self.httpd = httpd
-        #: the application object the server serves (for tests and health checks)
-        self.app = app
-        self._before_close = before_close
-        self._after_shutdown = after_shutdown
+            thread.join(2.0)
+            sock.close()
+            where = unix_socket or f"{host}:{port}"
+            raise RuntimeError(f"{name} on {where} did not start")
+        time.sleep(0.005)
+    if unix_socket is not None:
+        url = f"unix:{unix_socket}"
+    else:
         shown = f"[{host}]" if ":" in host else host
-        self.url = url or f"http://{shown}:{httpd.server_address[1]}"  # ``url``: e.g. a unix socket's
-        self._closed = False
-        self.thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, name=name, daemon=True
-        )
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        """The URL to give a client (the same as ``url``)."""
-        return self.url
-
-    @property
-    def port(self) -> int:
-        """The bound port."""
-        return int(self.httpd.server_address[1])
-
-    def close(self) -> None:
-        """Stop the server; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._before_close is not None:
-            self._before_close()
-        self.httpd.shutdown()
-        if self._after_shutdown is not None:
-            self._after_shutdown()
-        self.httpd.server_close()
-        self.thread.join(5.0)
-
-    stop = close
-
-    def __enter__(self) -> ThreadedServerHandle:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        url = f"http://{shown}:{sock.getsockname()[1]}"
+    return handle_class(server, thread, url, app=service, before_close=before_close, **handle_options)

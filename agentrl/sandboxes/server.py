@@ -13,10 +13,11 @@ Errors answer ``{"error": "..."}`` with 400 (bad request), 401 (missing or wrong
 session: expired, closed, or the server restarted), 413 (request or code too large), 429 (a per-client
 limit: sessions, or concurrent executes) or 503 (the tier cannot start a sandbox).
 
-The server is the standard library's threading HTTP server (HTTP/1.1 keep-alive, ``TCP_NODELAY``):
-it adds well under a millisecond per call on loopback, less than an ASGI stack would. It binds
-127.0.0.1 by default; another address needs ``allow_remote=True`` (``--allow-remote``) *and* at least
-one token. Requests carry untrusted code only into the sandboxes; the server itself only parses JSON.
+The server is an ASGI app served by uvicorn in a thread (:mod:`agentrl.core.serving`, the stack of
+all our servers; HTTP/1.1 keep-alive, ``TCP_NODELAY``); each request is logged at INFO on the
+``agentrl.sandboxes.server`` logger. It binds 127.0.0.1 by default; another address needs
+``allow_remote=True`` (``--allow-remote``) *and* at least one token. Requests carry untrusted code
+only into the sandboxes; the server itself only parses JSON.
 
 ``/run_code`` runs each request in a fresh fork of a warm stateless worker (SandboxFusion semantics:
 nothing carries over between requests but files in the worker's scratch directory, which are private to
@@ -31,10 +32,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hmac
-import json
+import logging
 import re
-import socket
 import sys
 import threading
 import time
@@ -44,21 +43,23 @@ from dataclasses import asdict
 from typing import Any
 
 from agentrl.core.serving import (
-    AppHTTPServer,
     HTTPStatusError,
-    QuietHandler,
-    ThreadedServerHandle,
+    ServerHandle,
+    check_bearer,
+    decode_body,
     is_loopback,
+    json_response,
+    make_app,
     refuse_remote,
+    start_server_thread,
 )
 from agentrl.sandboxes.base import ExecutionRequest
 
-__all__ = ["DEFAULT_PORT", "SandboxServer", "main", "serve_sandbox"]
+__all__ = ["DEFAULT_PORT", "SandboxServer", "create_app", "main", "serve_sandbox"]
 
 DEFAULT_PORT = 8787
-_SESSION_PATH = re.compile(r"^/v1/sessions/([0-9a-f]{32})(?:/(execute|reset))?$")
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_DRAIN_LIMIT = 64 * 1024 * 1024
+LOG = logging.getLogger("agentrl.sandboxes.server")
 #: the session options a client may set (others are the operator's: ``tier_options``)
 ALLOWED_OPTIONS = ("timeout_s", "cpu_s", "max_output_chars", "preimport", "memory_mb", "max_file_mb", "mode")
 
@@ -135,20 +136,11 @@ class SandboxServer:
         self._reaper.start()
 
     # -- auth and limits ---------------------------------------------------------------------
-    def authenticate(self, header: str | None) -> str:
-        """The client name for an ``Authorization`` header value; raises 401."""
+    def authenticate(self, header: str | None, path: str = "/") -> str:
+        """The client name for an ``Authorization`` header value (every route wants it); raises 401."""
         if not self.tokens:
             return "local"
-        if not header or not header.startswith("Bearer "):
-            raise HTTPStatusError(401, "missing token: send 'Authorization: Bearer <token>'")
-        given = header[len("Bearer ") :].strip().encode()
-        found = None
-        for token, client in self.tokens.items():
-            if hmac.compare_digest(given, token.encode()):
-                found = client
-        if found is None:
-            raise HTTPStatusError(401, "wrong token")
-        return found
+        return check_bearer(header, self.tokens)
 
     @contextlib.contextmanager
     def _slot(self, client: str):
@@ -431,106 +423,57 @@ def _fusion(status: str, message: str, run: dict[str, Any] | None = None) -> dic
 
 
 # -- HTTP transport -------------------------------------------------------------------------
-class _Handler(QuietHandler):
-    server: _HTTPServer
+def create_app(server: SandboxServer) -> Any:
+    """The ASGI app of ``server``'s endpoints (the table in the module docstring).
 
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
+    The token check, the request-size limit and the error shape are :func:`agentrl.core.serving.make_app`'s;
+    sandbox calls run in the thread pool.
+    """
+    from starlette.concurrency import run_in_threadpool
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
-        reason = self.responses.get(status, ("",))[0]
-        head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        if self.close_connection:
-            head += "Connection: close\r\n"
-        self.wfile.write(head.encode("latin-1") + b"\r\n" + body)
+    async def body_of(request: Any) -> dict[str, Any]:
+        return decode_body(await request.body())
 
-    def _body(self) -> bytes:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.close_connection = True
-            raise HTTPStatusError(400, "bad Content-Length") from None
-        limit = self.server.app.max_request_bytes
-        if length > limit:
-            # Drain what was sent (so that the client reads the 413 instead of a reset), then hang up.
-            self.close_connection = True
-            if length <= _DRAIN_LIMIT:
-                left = length
-                while left > 0:
-                    chunk = self.rfile.read(min(left, 1 << 20))
-                    if not chunk:
-                        break
-                    left -= len(chunk)
-            raise HTTPStatusError(413, f"request of {length} bytes is over the limit of {limit}")
-        return self.rfile.read(length) if length else b""
+    async def health(request: Any) -> Any:
+        return json_response(server.health())
 
-    def _dispatch(self, method: str) -> None:
-        app = self.server.app
-        try:
-            raw = self._body()
-            client = app.authenticate(self.headers.get("Authorization"))
-            body: dict[str, Any] = {}
-            if raw:
-                try:
-                    body = json.loads(raw)
-                except (ValueError, UnicodeDecodeError):
-                    raise HTTPStatusError(400, "the body is not JSON") from None
-                if not isinstance(body, dict):
-                    raise HTTPStatusError(400, "the body must be a JSON object")
-            path = self.path.split("?", 1)[0]
-            if method == "GET" and path in ("/v1/health", "/health"):
-                out = app.health()
-            elif method == "POST" and path == "/v1/sessions":
-                out = app.create_session(client, body)
-            elif method == "POST" and path == "/run_code":
-                out = app.run_code(client, body)
-            else:
-                m = _SESSION_PATH.match(path)
-                if m is None:
-                    raise HTTPStatusError(404, f"no route {method} {path}")
-                sid, action = m.groups()
-                if method == "POST" and action == "execute":
-                    out = app.execute(client, sid, body)
-                elif method == "POST" and action == "reset":
-                    out = app.reset(client, sid)
-                elif method == "DELETE" and action is None:
-                    out = app.delete(client, sid)
-                else:
-                    raise HTTPStatusError(405, f"{method} is not allowed on {path}")
-            self._send(200, out)
-        except HTTPStatusError as exc:
-            self._send(exc.status, {"error": exc.message})
-        except (ConnectionError, OSError):
-            self.close_connection = True
-        except Exception as exc:  # a bug of ours: say so, keep serving
-            self._send(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
+    async def create_session(request: Any) -> Any:
+        body = await body_of(request)
+        return json_response(await run_in_threadpool(server.create_session, request.state.client, body))
 
+    async def run_code(request: Any) -> Any:
+        body = await body_of(request)
+        return json_response(await run_in_threadpool(server.run_code, request.state.client, body))
 
-class _HTTPServer(AppHTTPServer):
-    """Tracks its connections so that ``close`` can hang up kept-alive clients."""
+    async def execute(request: Any) -> Any:
+        body = await body_of(request)
+        sid = request.path_params["sid"]
+        return json_response(await run_in_threadpool(server.execute, request.state.client, sid, body))
 
-    def __init__(self, address: tuple[str, int], app: SandboxServer) -> None:
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(address, _Handler, app)
+    async def reset(request: Any) -> Any:
+        await body_of(request)
+        return json_response(await run_in_threadpool(server.reset, request.state.client, request.path_params["sid"]))
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.connections_lock:
-            self.connections.add(request)
-        super().process_request(request, client_address)
+    async def delete(request: Any) -> Any:
+        await body_of(request)
+        return json_response(await run_in_threadpool(server.delete, request.state.client, request.path_params["sid"]))
 
-    def shutdown_request(self, request: Any) -> None:
-        with self.connections_lock:
-            self.connections.discard(request)
-        super().shutdown_request(request)
-
-    def hang_up_all(self) -> None:
-        with self.connections_lock:
-            conns = list(self.connections)
-        for conn in conns:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
+    routes = [
+        ("/v1/health", "GET", health),
+        ("/health", "GET", health),
+        ("/v1/sessions", "POST", create_session),
+        ("/run_code", "POST", run_code),
+        ("/v1/sessions/{sid}/execute", "POST", execute),
+        ("/v1/sessions/{sid}/reset", "POST", reset),
+        ("/v1/sessions/{sid}", "DELETE", delete),
+    ]
+    return make_app(
+        routes,
+        authenticate=server.authenticate,
+        logger=LOG,
+        max_request_bytes=server.max_request_bytes,
+        internal_prefix="internal error: ",
+    )
 
 
 def serve_sandbox(
@@ -541,8 +484,12 @@ def serve_sandbox(
     tokens: Mapping[str, str] | None = None,
     allow_remote: bool = False,
     **limits: Any,
-) -> ThreadedServerHandle:
+) -> ServerHandle:
     """Start a :class:`SandboxServer` in a background thread and return its handle.
+
+    The handle's ``app`` is the :class:`SandboxServer`; closing the handle closes every sandbox first
+    (calls in flight end), then the server (kept-alive connections are hung up: a restart on the
+    same port works).
 
     Args:
         tier: the local tier to run (``"process"`` or ``"docker"``).
@@ -554,6 +501,7 @@ def serve_sandbox(
 
     Raises:
         ValueError: a non-loopback host without ``allow_remote`` or without tokens.
+        OSError: the address cannot be bound.
     """
     refuse_remote(host, allow_remote, "sandbox server")
     if not is_loopback(host) and not tokens:
@@ -563,14 +511,12 @@ def serve_sandbox(
         )
     app = SandboxServer(tier, tokens=tokens, **limits)
     try:
-        httpd = _HTTPServer((host, port), app)
+        return start_server_thread(
+            create_app(app), host, port, name="agentrl-sandbox-server", service=app, before_close=app.close
+        )
     except BaseException:
         app.close()
         raise
-    # closing stops every sandbox, then hangs up kept-alive connections (a restart on the port works)
-    return ThreadedServerHandle(
-        httpd, host, name="agentrl-sandbox-server", app=app, before_close=app.close, after_shutdown=httpd.hang_up_all
-    )
 
 
 def _parse_tokens(pairs: Sequence[str]) -> dict[str, str]:
@@ -634,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_timeout_s=args.max_timeout_s,
             idle_timeout_s=args.idle_timeout_s,
         )
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     auth = f"{len(tokens)} token(s)" if tokens else "no authentication (loopback only)"

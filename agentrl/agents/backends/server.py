@@ -49,7 +49,6 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -352,9 +351,8 @@ def create_app(backend: Any, model_name: str | None = None) -> Any:
     return app
 
 
-@dataclass
 class ModelServer(ServerHandle):
-    """A running :func:`serve_model` server: uvicorn in a daemon thread.
+    """A running :func:`serve_model` server: uvicorn in a daemon thread (:mod:`agentrl.core.serving`).
 
     Attributes:
         url: the server's root, ``http://HOST:PORT``.
@@ -363,8 +361,10 @@ class ModelServer(ServerHandle):
         backend: the backend it serves (the caller still owns it).
     """
 
-    model: str = ""
-    backend: Any = None
+    def __init__(self, *args: Any, model: str = "", backend: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.model = model
+        self.backend = backend
 
     @property
     def base_url(self) -> str:
@@ -397,7 +397,8 @@ def serve_model(
 
     Raises:
         ValueError: a non-loopback host without ``allow_remote``.
-        RuntimeError: the server did not start (the port is taken, for instance).
+        OSError: the address cannot be bound (the port is taken, for instance).
+        RuntimeError: the server did not start.
         DependencyNotInstalled: fastapi or uvicorn is missing.
     """
     refuse_remote(host, allow_remote, "model server")
@@ -409,8 +410,9 @@ def serve_model(
         raise DependencyNotInstalled("fastapi and uvicorn", extra="llm") from exc
     name = model_name or getattr(backend, "name", None) or type(backend).__name__
     app = create_app(backend, name)
-    handle = start_server_thread(app, host, port, timeout_s, name="agentrl-model-server")
-    return ModelServer(handle.server, handle.thread, handle.url, model=name, backend=backend)
+    return start_server_thread(
+        app, host, port, timeout_s, name="agentrl-model-server", handle_class=ModelServer, model=name, backend=backend
+    )
 
 
 def load_backend(model: str, **options: Any) -> Any:
@@ -467,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             server = serve_model(backend, args.host, args.port, model_name=args.name, allow_remote=args.allow_remote)
-        except RuntimeError as exc:
+        except (RuntimeError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         print(f"serving {server.model} at {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)

@@ -85,6 +85,13 @@ SITE_PACKAGES = (
     "pyrect",
     "pygetwindow",
     "mss",
+    # the desktop server's stack (agentrl.core.serving): Starlette on uvicorn, all pure Python
+    "starlette",
+    "anyio",
+    "idna",
+    "uvicorn",
+    "h11",
+    "click",
 )
 _OPTIONAL_SITE = frozenset({"pygetwindow", "mouseinfo", "pymsgbox"})
 _INSTALL_HINT = "apt-get install -y docker.io debootstrap"

@@ -17,7 +17,8 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     GET  /screen_size       -> {"width", "height"} (POST too)
     POST /setup/open_file   {"path": ...} -> opens it in its app (apps.opener_for), waits for a window
     POST /setup/activate_window, /setup/close_window  {"window_name", "strict", "by_class"}
-    POST /setup/upload      {"file_path", "content_b64"} -> writes a file under HOME (ours; OSWorld's is multipart)
+    POST /setup/upload      OSWorld's multipart form (file_path, file part file_data), or our JSON
+                            {"file_path", "content_b64"} -> writes a file under HOME
     POST /pyautogui         {"code": "...", "timeout_s": 10} -> DesktopSession.run_pyautogui's dict (ours)
     GET  /screenshot?format=raw  -> H x W x 3 RGB bytes, X-Width / X-Height headers (ours)
     POST /reset             kill the apps, restore HOME (ours)
@@ -38,26 +39,26 @@ Without one, the routes that run commands, start apps or touch files (:data:`COM
 only allowed on a loopback address. The server binds 127.0.0.1; another address needs
 ``allow_remote=True`` and a token. Each request is logged at INFO level on the
 ``agentrl.osworld.server`` logger (route, status, seconds).
+
+The server is an ASGI app served by uvicorn in a thread (:mod:`agentrl.core.serving`, shared with
+the sandbox, model and retrieval servers), over TCP or a unix socket. Request bodies are JSON, or
+forms (urlencoded or multipart), as OSWorld's clients send them; above ``max_request_bytes`` they
+answer 413. Errors answer ``{"status": "error", "error": ..., "message": ...}``.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
-import hmac
 import http.client
 import io
 import json
 import logging
-import os
 import shlex
 import signal
 import socket
-import socketserver
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -68,17 +69,20 @@ from typing import Any
 import numpy as np
 
 from agentrl.core.serving import (
-    AppHTTPServer,
     HTTPStatusError,
-    QuietHandler,
-    ThreadedServerHandle,
+    ServerHandle,
+    check_bearer,
+    decode_body,
     is_loopback,
+    json_response,
+    make_app,
     refuse_remote,
+    start_server_thread,
 )
 from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
 from agentrl.envs.osworld.windows import activate_window, close_window, list_windows, wait_for_window
 
-__all__ = ["COMMAND_ROUTES", "DesktopClient", "DesktopServer", "serve_desktop"]
+__all__ = ["COMMAND_ROUTES", "DesktopClient", "DesktopServer", "create_app", "serve_desktop"]
 
 OUTPUT_CAP = 1_000_000
 LOG = logging.getLogger("agentrl.osworld.server")
@@ -160,10 +164,7 @@ class DesktopServer:
                     "(or, on a machine where every local user may drive the desktop, --insecure-loopback)",
                 )
             return
-        if not header or not header.startswith("Bearer "):
-            raise HTTPStatusError(401, "missing token: send 'Authorization: Bearer <token>'")
-        if not hmac.compare_digest(header[len("Bearer ") :].strip().encode(), self.token.encode()):
-            raise HTTPStatusError(401, "wrong token")
+        check_bearer(header, {self.token: None})
 
     def _path(self, value: Any) -> Path:
         if not isinstance(value, str) or not value:
@@ -264,18 +265,23 @@ class DesktopServer:
         return {"status": "success", "message": f"opened {path} with {argv[0]}", "pid": pid, "window": window}
 
     def upload_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST /setup/upload`` (JSON ``{"file_path", "content_b64"}``): write a file under HOME.
+        """``POST /setup/upload``: write a file under HOME.
 
-        The write happens in the desktop's sandbox, where the path (symlinks followed there) must
-        resolve under HOME; else 403.
+        The body is OSWorld's multipart form (a ``file_path`` field and a ``file_data`` file part) or
+        our JSON ``{"file_path", "content_b64"}``. The write happens in the desktop's sandbox, where
+        the path (symlinks followed there) must resolve under HOME; else 403.
         """
         path = self._path(body.get("file_path"))
         if not path.is_absolute():
             path = Path(self.session.home) / path
-        try:
-            data = base64.b64decode(str(body.get("content_b64", "")), validate=True)
-        except (ValueError, TypeError):
-            raise HTTPStatusError(400, "content_b64 must be base64") from None
+        raw = body.get("file_data")
+        if isinstance(raw, (bytes, str)):
+            data = raw.encode() if isinstance(raw, str) else raw
+        else:
+            try:
+                data = base64.b64decode(str(body.get("content_b64", "")), validate=True)
+            except (ValueError, TypeError):
+                raise HTTPStatusError(400, "content_b64 must be base64") from None
         try:
             self.session.write_file(str(path), data)
         except PermissionError as exc:
@@ -333,132 +339,108 @@ class DesktopServer:
         return {"width": self.session.width, "height": self.session.height}
 
 
-class _Handler(QuietHandler):
-    server: AppHTTPServer
-
-    def _send(self, status: int, body: bytes, content_type: str, headers: Mapping[str, str] | None = None) -> None:
-        self._status = status
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _json(self, status: int, payload: Any) -> None:
-        self._send(status, json.dumps(payload).encode(), "application/json")
-
-    def _body(self) -> dict[str, Any]:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.close_connection = True
-            raise HTTPStatusError(400, "bad Content-Length") from None
-        if length > self.server.app.max_request_bytes:
-            self.close_connection = True
-            raise HTTPStatusError(413, f"request of {length} bytes is over the limit")
-        raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return {}
-        ctype = self.headers.get("Content-Type", "")
-        if ctype.startswith("application/x-www-form-urlencoded"):
-            return {k: v[-1] for k, v in urllib.parse.parse_qs(raw.decode(errors="replace")).items()}
-        try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise HTTPStatusError(400, "the body is not JSON") from None
-        if not isinstance(body, dict):
-            raise HTTPStatusError(400, "the body must be a JSON object")
-        return body
-
-    def _dispatch(self, method: str) -> None:
-        start = time.perf_counter()
-        path = self.path.split("?", 1)[0].rstrip("/") or "/"
-        self._status = 0
-        try:
-            self._route(method, path)
-        finally:
-            LOG.info("%s %s %d %.3fs", method, path, self._status, time.perf_counter() - start)
-
-    def _route(self, method: str, path: str) -> None:
-        app = self.server.app
-        try:
-            body = self._body()
-            app.authenticate(self.headers.get("Authorization"), path)
-            route = (method, path)
-            if route == ("GET", "/screenshot"):
-                if "format=raw" in self.path:  # ours: uncompressed RGB, H x W x 3, size in headers
-                    shot = app.session.screenshot()
-                    self._send(
-                        200,
-                        shot.tobytes(),
-                        "application/octet-stream",
-                        {"X-Width": str(shot.shape[1]), "X-Height": str(shot.shape[0])},
-                    )
-                else:
-                    self._send(200, app.session.screenshot_png(), "image/png")
-                return
-            if route == ("POST", "/file"):
-                self._send(200, app.read_file(body), "application/octet-stream")
-                return
-            if route == ("GET", "/platform"):
-                self._send(200, b"Linux", "text/plain")
-                return
-            if route in (("POST", "/execute"), ("POST", "/setup/execute")):
-                out: Any = app.execute(body)
-            elif route == ("POST", "/run_python"):
-                out = app.run_python(body)
-            elif route == ("POST", "/list_directory"):
-                out = app.list_directory(body)
-            elif route == ("POST", "/setup/launch"):
-                out = app.launch(body)
-            elif route == ("POST", "/pyautogui"):
-                out = app.pyautogui(body)
-            elif route == ("POST", "/setup/open_file"):
-                out = app.open_file(body)
-            elif route == ("POST", "/setup/upload"):
-                out = app.upload_file(body)
-            elif route == ("POST", "/setup/activate_window"):
-                out = app.window_action(body, "activate")
-            elif route == ("POST", "/setup/close_window"):
-                out = app.window_action(body, "close")
-            elif route == ("POST", "/reset"):
-                out = app.reset()
-            elif route == ("GET", "/health"):
-                out = app.health()
-            elif route == ("GET", "/apps"):
-                out = {"apps": installed_apps()}
-            elif path == "/screen_size" and method in ("GET", "POST"):
-                out = app.screen_size()
-            elif route == ("GET", "/accessibility"):
-                out = app.accessibility()
-            elif route == ("GET", "/terminal"):
-                raise HTTPStatusError(
-                    404, "terminal output is not served: reading a terminal's text needs the accessibility tree"
-                )
-            else:
-                raise HTTPStatusError(404, f"no route {method} {path}")
-            self._json(200, out)
-        except HTTPStatusError as exc:
-            self._json(exc.status, {"status": "error", "error": exc.message, "message": exc.message})
-        except (ConnectionError, BrokenPipeError):
-            self.close_connection = True
-        except Exception as exc:  # a bug of ours, or the session closed: say so, keep serving
-            self._json(500, {"status": "error", "error": f"{type(exc).__name__}: {exc}"})
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    """The desktop server's error shape (OSWorld's clients read ``status`` and ``message``)."""
+    return {"status": "error", "error": message, "message": message}
 
 
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
+def _content_type(scope: Mapping[str, Any]) -> str | None:
+    for key, value in scope["headers"]:
+        if key == b"content-type":
+            return value.decode("latin-1")
+    return None
 
-    def __init__(self, path: str, app: DesktopServer) -> None:
-        self.app = app
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        super().__init__(path, _Handler)
-        os.chmod(path, 0o666)  # the socket's folder decides who may reach it (a container mounts it)
+
+def _inline(scope: Mapping[str, Any]) -> bool:
+    """The direct calls run on the event loop: health, and the raw screenshot (a grab and a copy, no PNG)."""
+    return scope["path"] == "/health" or b"format=raw" in scope["query_string"]
+
+
+def create_app(server: DesktopServer) -> Any:
+    """The ASGI app of ``server``'s endpoints (the table in the module docstring).
+
+    Blocking work (the desktop, its sandbox, the file system) runs in the thread pool. The routes of
+    an env step (``POST /pyautogui``, ``GET /screenshot``, ``GET /health``) are served by the ASGI
+    layer itself, without the router or a ``Request``; the raw screenshot and ``/health`` run on the
+    event loop (no thread switch). The others are Starlette routes.
+    """
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import Response
+
+    async def body_of(request: Any) -> dict[str, Any]:
+        return decode_body(await request.body(), request.headers.get("content-type"), forms=True)
+
+    def json_route(method: Any) -> Any:
+        async def endpoint(request: Any) -> Any:
+            body = await body_of(request)
+            return json_response(await run_in_threadpool(method, body))
+
+        return endpoint
+
+    # The hot routes of an env step, served without the router (see ServingMiddleware's ``direct``).
+    def screenshot(scope: dict[str, Any], raw: bytes) -> Any:
+        if b"format=raw" in scope["query_string"]:  # ours: uncompressed RGB, H x W x 3, size in headers
+            shot = server.session.screenshot()
+            headers = (("X-Width", str(shot.shape[1])), ("X-Height", str(shot.shape[0])))
+            return 200, "application/octet-stream", shot.tobytes(), headers
+        return 200, "image/png", server.session.screenshot_png(), ()
+
+    def pyautogui(scope: dict[str, Any], raw: bytes) -> Any:
+        out = server.pyautogui(decode_body(raw, _content_type(scope), forms=True))
+        return 200, "application/json", json.dumps(out).encode(), ()
+
+    def health(scope: dict[str, Any], raw: bytes) -> Any:
+        return 200, "application/json", json.dumps(server.health()).encode(), ()
+
+    async def read_file(request: Any) -> Any:
+        data = await run_in_threadpool(server.read_file, await body_of(request))
+        return Response(data, media_type="application/octet-stream")
+
+    async def platform(request: Any) -> Any:
+        return Response(b"Linux", headers={"content-type": "text/plain"})
+
+    async def screen_size(request: Any) -> Any:
+        return json_response(server.screen_size())
+
+    def apps(request: Any) -> Any:
+        return json_response({"apps": installed_apps()})
+
+    def accessibility(request: Any) -> Any:
+        return json_response(server.accessibility())
+
+    def terminal(request: Any) -> Any:
+        raise HTTPStatusError(
+            404, "terminal output is not served: reading a terminal's text needs the accessibility tree"
+        )
+
+    routes = [
+        ("/execute", "POST", json_route(server.execute)),
+        ("/setup/execute", "POST", json_route(server.execute)),
+        ("/run_python", "POST", json_route(server.run_python)),
+        ("/file", "POST", read_file),
+        ("/list_directory", "POST", json_route(server.list_directory)),
+        ("/setup/launch", "POST", json_route(server.launch)),
+        ("/setup/open_file", "POST", json_route(server.open_file)),
+        ("/setup/upload", "POST", json_route(server.upload_file)),
+        ("/setup/activate_window", "POST", json_route(functools.partial(server.window_action, action="activate"))),
+        ("/setup/close_window", "POST", json_route(functools.partial(server.window_action, action="close"))),
+        ("/reset", "POST", json_route(lambda body: server.reset())),
+        ("/platform", "GET", platform),
+        ("/screen_size", ("GET", "POST"), screen_size),
+        ("/apps", "GET", apps),
+        ("/accessibility", "GET", accessibility),
+        ("/terminal", "GET", terminal),
+    ]
+    return make_app(
+        routes,
+        error_body=_error_body,
+        authenticate=server.authenticate,
+        logger=LOG,
+        max_request_bytes=server.max_request_bytes,
+        wrong_method_status=404,
+        direct={("GET", "/screenshot"): screenshot, ("POST", "/pyautogui"): pyautogui, ("GET", "/health"): health},
+        inline=_inline,
+    )
 
 
 def serve_desktop(
@@ -471,36 +453,28 @@ def serve_desktop(
     unix_socket: str | None = None,
     insecure_loopback: bool = False,
     **options: Any,
-) -> ThreadedServerHandle:
+) -> ServerHandle:
     """Serve ``session`` over HTTP in a daemon thread; returns a handle (``base_url``, ``close``, ``with``).
 
     With ``unix_socket`` the server listens on that socket path instead of TCP (a container without
     a network serves its desktop this way); the handle's ``base_url`` is then ``unix:<path>``, which
-    :class:`DesktopClient` understands.
+    :class:`DesktopClient` understands. The handle's ``app`` is the :class:`DesktopServer`.
 
     Without a ``token`` the routes of :data:`COMMAND_ROUTES` answer 403, unless ``insecure_loopback``
     (loopback or a unix socket only).
 
     Raises:
         ValueError: a non-loopback ``host`` without ``allow_remote``, or without a ``token``.
+        OSError: the address cannot be bound.
     """
     if unix_socket is None:
         refuse_remote(host, allow_remote, "desktop server")
         if not is_loopback(host) and not token:
             raise ValueError(f"refusing to serve a desktop on {host!r} without authentication: give a token")
     app = DesktopServer(session, token=token, insecure_loopback=insecure_loopback, **options)
-    if unix_socket is not None:
-        return ThreadedServerHandle(
-            _UnixHTTPServer(unix_socket, app),
-            "localhost",
-            name="agentrl-desktop-server",
-            app=app,
-            url=f"unix:{unix_socket}",
-        )
-    return ThreadedServerHandle(
-        AppHTTPServer((host, port), _Handler, app), host, name="agentrl-desktop-server", app=app
+    return start_server_thread(
+        create_app(app), host, port, name="agentrl-desktop-server", unix_socket=unix_socket, service=app
     )
-
 
 class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, host: str, *, socket_path: str, timeout: Any = None, **kwargs: Any) -> None:

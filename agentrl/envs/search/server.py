@@ -1,4 +1,4 @@
-"""A retrieval server for ``AgentRL/Search-v0`` (FastAPI, loopback by default).
+"""A retrieval server for ``AgentRL/Search-v0`` (FastAPI on uvicorn, :mod:`agentrl.core.serving`; loopback by default).
 
 ``POST /search {"queries": [...], "k": 3}`` answers ``{"results": [[{id, title, text, score}, ...],
 ...]}``; ``GET /health`` answers ``{"status": "ok", "kind": ..., "n_passages": ...}``.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 DEFAULT_PORT = 8765
+LOG = logging.getLogger("agentrl.search.server")
 MAX_K = 100
 """Requests asking for more hits get this many."""
 MAX_QUERIES = 1024
@@ -118,14 +120,25 @@ def serve(
     cache_dir: str | Path | None = None,
     allow_remote: bool = False,
 ) -> None:
-    """Build (or load) the ``kind`` retriever over ``corpus`` and serve it until interrupted."""
-    import uvicorn
+    """Build (or load) the ``kind`` retriever over ``corpus`` and serve it until interrupted.
+
+    Each request is logged at INFO on the ``agentrl.search.server`` logger.
+    """
+    from agentrl.core.serving import ServingMiddleware
 
     if corpus is None:
         raise ValueError("serve() needs a corpus (a sequence of passages)")
     refuse_remote(host, allow_remote, "retrieval server")
     retriever = get_retriever(kind, corpus, cache_dir)  # type: ignore[arg-type]
-    uvicorn.run(create_app(retriever, kind), host=host, port=port, log_level="info")
+    app = ServingMiddleware(create_app(retriever, kind), logger=LOG)
+    handle = start_server_thread(app, host, port, name="agentrl-retrieval-server")
+    try:
+        while handle.thread.is_alive():
+            handle.thread.join(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handle.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -158,8 +171,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"the generated corpus is unavailable ({exc}); use --corpus-jsonl", file=sys.stderr)
             return 2
         passages = build_corpus(args.generated_seed, args.n_entities).passages
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     print(f"serving {args.kind} over {len(passages)} passages on http://{args.host}:{args.port}", file=sys.stderr)
-    serve(args.kind, passages, args.host, args.port, args.cache_dir, allow_remote=args.allow_remote)
+    try:
+        serve(args.kind, passages, args.host, args.port, args.cache_dir, allow_remote=args.allow_remote)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
