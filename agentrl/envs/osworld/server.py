@@ -49,6 +49,7 @@ answer 413. Errors answer ``{"status": "error", "error": ..., "message": ...}``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import http.client
 import io
@@ -59,9 +60,9 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -489,15 +490,6 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = sock
 
 
-class _UnixSocketHandler(urllib.request.HTTPHandler):
-    def __init__(self, socket_path: str) -> None:
-        super().__init__()
-        self.socket_path = socket_path
-
-    def http_open(self, req: urllib.request.Request) -> Any:
-        return self.do_open(functools.partial(_UnixConnection, socket_path=self.socket_path), req)
-
-
 class DesktopClient:
     """A client of :func:`serve_desktop` (or of OSWorld's own server, for the shared endpoints).
 
@@ -512,12 +504,18 @@ class DesktopClient:
         self, base_url: str, token: str | None = None, timeout_s: float = 30.0, *, cache_dir: str | None = None
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._opener = urllib.request.build_opener()
         if self.base_url.startswith("unix:"):  # HTTP over a unix socket (a desktop in a container)
-            self._opener = urllib.request.build_opener(_UnixSocketHandler(self.base_url[len("unix:") :]))
+            socket_path = self.base_url[len("unix:") :]
+            self._connect: Any = functools.partial(_UnixConnection, "localhost", socket_path=socket_path)
             self._http_base = "http://localhost"
         else:
+            parsed = urllib.parse.urlsplit(self.base_url)
+            if parsed.scheme not in ("http", "https") or not parsed.hostname:
+                raise ValueError(f"base_url must be http://HOST:PORT, https://HOST:PORT or unix:PATH; got {base_url!r}")
+            conn_class = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
+            self._connect = functools.partial(conn_class, parsed.hostname, parsed.port)
             self._http_base = self.base_url
+        self._local = threading.local()  # one kept-alive connection per thread: a step is three requests
         self.token = token
         self.timeout_s = float(timeout_s)
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
@@ -531,7 +529,14 @@ class DesktopClient:
         self._cache_dir.mkdir(parents=True, exist_ok=True)
         return self._cache_dir
 
-    def _build(self, method: str, path: str, body: Any = None) -> urllib.request.Request:
+    def _send(
+        self, method: str, path: str, body: Any = None, timeout_s: float | None = None
+    ) -> tuple[http.client.HTTPMessage, bytes]:
+        """One request on this thread's kept-alive connection: ``(headers, body)``.
+
+        Raises ``urllib.error.HTTPError`` for a 4xx/5xx answer (as before, when this went through
+        urllib), ``ConnectionError``/``OSError`` when the server cannot be reached or hangs up.
+        """
         headers = {}
         data = None
         if body is not None:
@@ -539,11 +544,48 @@ class DesktopClient:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        return urllib.request.Request(self._http_base + path, data=data, headers=headers, method=method)
+        timeout = timeout_s or self.timeout_s
+        for attempt in (0, 1):
+            conn = getattr(self._local, "conn", None)
+            reused = conn is not None
+            if conn is None:
+                conn = self._local.conn = self._connect(timeout=timeout)
+            conn.timeout = timeout
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout)
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                resp = conn.getresponse()
+                payload = resp.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                self._drop_connection()
+                if reused and attempt == 0:
+                    continue  # a kept-alive connection the server had closed: the request never ran
+                raise ConnectionError(f"the desktop server at {self.base_url} hung up: {exc}") from exc
+            except http.client.HTTPException as exc:
+                self._drop_connection()
+                raise ConnectionError(f"bad answer from the desktop server at {self.base_url}: {exc!r}") from exc
+            except OSError:
+                self._drop_connection()
+                raise
+            if resp.will_close:
+                self._drop_connection()
+            if resp.status >= 400:
+                raise urllib.error.HTTPError(
+                    self._http_base + path, resp.status, resp.reason, resp.headers, io.BytesIO(payload)
+                )
+            return resp.headers, payload
+        raise AssertionError("unreachable")
+
+    def _drop_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
 
     def _request(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> bytes:
-        with self._opener.open(self._build(method, path, body), timeout=timeout_s or self.timeout_s) as resp:
-            return resp.read()
+        return self._send(method, path, body, timeout_s)[1]
 
     def _json(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> Any:
         return json.loads(self._request(method, path, body, timeout_s))
@@ -618,10 +660,8 @@ class DesktopClient:
     def screenshot_array(self) -> np.ndarray:
         """The screen as an ``(H, W, 3)`` uint8 array: raw pixels from our server, PNG decoded from OSWorld's."""
         if not self._osworld_server:
-            req = self._build("GET", "/screenshot?format=raw")
-            with self._opener.open(req, timeout=self.timeout_s) as resp:
-                width, height = resp.headers.get("X-Width"), resp.headers.get("X-Height")
-                data = resp.read()
+            headers, data = self._send("GET", "/screenshot?format=raw")
+            width, height = headers.get("X-Width"), headers.get("X-Height")
             if width and height:
                 return np.frombuffer(data, dtype=np.uint8).reshape(int(height), int(width), 3).copy()
             self._osworld_server = True  # a PNG came back: the raw format is not spoken there
