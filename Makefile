@@ -48,10 +48,12 @@ demo: setup
 AGENTRL_REQUIRE_SYSTEM ?= 1
 test: setup
 	$(VENV)/bin/ruff check agentrl tests examples
+	$(VENV)/bin/mypy
 	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q
 
 lint: setup
 	$(VENV)/bin/ruff check agentrl tests examples
+	$(VENV)/bin/mypy
 
 setup: system-deps $(STAMP) ruffle
 

@@ -23,6 +23,7 @@ import contextlib
 import ipaddress
 import json
 import logging
+import math
 import os
 import socket
 import threading
@@ -162,17 +163,17 @@ def parse_multipart(body: bytes, content_type: str) -> dict[str, str | bytes]:
             if colon:
                 headers[name.strip().lower()] = value.strip()
         kind, disposition = _header_params(headers.get("content-disposition", ""))
-        name = disposition.get("name")
-        if kind != "form-data" or name is None:
+        field_name = disposition.get("name")
+        if kind != "form-data" or field_name is None:
             continue
         if "filename" in disposition or "filename*" in disposition:
-            fields[name] = content
+            fields[field_name] = content
         else:
             charset = _header_params(headers.get("content-type", "text/plain"))[1].get("charset", "utf-8")
             try:
-                fields[name] = content.decode(charset, "replace")
+                fields[field_name] = content.decode(charset, "replace")
             except LookupError:
-                fields[name] = content.decode("utf-8", "replace")
+                fields[field_name] = content.decode("utf-8", "replace")
     raise HTTPStatusError(400, "the multipart body ends before its closing delimiter")
 
 
@@ -584,7 +585,7 @@ def start_server_thread(
         log_config=None,  # a library does not reconfigure the process's logging
         log_level="warning",
         access_log=False,
-        timeout_graceful_shutdown=graceful_s,
+        timeout_graceful_shutdown=max(1, math.ceil(graceful_s)),  # uvicorn takes whole seconds
         server_header=False,
     )
     server = uvicorn.Server(config)
