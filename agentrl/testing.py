@@ -58,8 +58,10 @@ def check_domain(
        malformed example gives an ``[error]`` observation and ``info["action_error"]`` (text);
        ``DONE`` at once scores 0 (desktop); bad actions raise or are ``action_error`` (pixels); an
        illegal move is an ``action_error`` and the game goes on (seat).
-    5. Budget: filler actions until the episode ends; truncation comes exactly at ``max_turns``
-       with ``done_reason == budget_done_reason`` and ``turns_left == 0``; a further ``step`` raises.
+    5. Budget: filler actions until the episode ends; ``turn`` counts them (unless the env lists
+       ``turn`` in ``deprecated_info``: a v0 meaning kept for a release); truncation comes exactly at
+       ``max_turns`` with ``done_reason == budget_done_reason`` and ``turns_left == 0``; a further
+       ``step`` raises.
     6. ``close()`` twice.
 
     Args:
@@ -350,7 +352,8 @@ def _check_budget(env: gym.Env[Any, Any], seed: int, env_id: str, kind: _Kind) -
         last = base.oracle_action() if filler is None else filler
         _, _, terminated, truncated, info = env.step(last)
         _comparable(info)
-        if info["turn"] != turn or info["turns_left"] != base.max_turns - turn:
+        counted = info["turn"] if "turn" not in base.deprecated_info else base.turn  # a v0 meaning, kept a release
+        if counted != turn or info["turns_left"] != base.max_turns - turn:
             raise DomainCheckError(f"{env_id}: at turn {turn} of {base.max_turns}, info says {info}")
         if kind.filler_must_error() and not isinstance(info["action_error"], str):
             raise DomainCheckError(f"{env_id}: a malformed action should give action_error, got {info}")
@@ -364,9 +367,7 @@ def _check_budget(env: gym.Env[Any, Any], seed: int, env_id: str, kind: _Kind) -
             break
     if not (terminated or truncated):
         raise DomainCheckError(f"{env_id}: the episode did not end within its budget of {base.max_turns} turns")
-    if truncated and (
-        info["done_reason"] != base.budget_done_reason or info["turns_left"] != 0 or info["turn"] != base.max_turns
-    ):
+    if truncated and (info["done_reason"] != base.budget_done_reason or info["turns_left"] != 0):
         raise DomainCheckError(
             f"{env_id}: after the budget, expected done_reason {base.budget_done_reason!r} at turn "
             f"{base.max_turns}, got {info}"

@@ -145,10 +145,16 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
         episode_kind: ``"text"``, ``"pixels"``, ``"desktop"`` or ``"seat"`` (a seat of a multi-agent
             game): which extra checks :func:`agentrl.testing.check_domain` runs.
         budget_done_reason: the ``done_reason`` of the step that spends the turn budget.
+        deprecated_info: info keys kept for one release, each with its deprecation note (an env
+            that renames a key keeps the old one here, as Gymnasium does, until its next version).
+
+    Attributes:
+        reset_seed: the seed of the latest ``reset`` (``None`` for an unseeded one).
     """
 
     episode_kind: ClassVar[str] = "text"
     budget_done_reason: ClassVar[str] = "max_turns"
+    deprecated_info: Mapping[str, str] = {}
 
     def __init__(self, *, max_turns: int) -> None:
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
@@ -157,6 +163,7 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
         self._turn = 0
         self._active = False
         self._closed = False
+        self.reset_seed: int | None = None
 
     # -- read-only views ---------------------------------------------------------------------
     @property
@@ -182,6 +189,7 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
             raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
         self._active = False
         self._turn = 0
+        self.reset_seed = seed
         observation, extra = self.begin_episode(dict(options or {}))
         self._active = True
         return observation, self._info(Turn(None), extra)

@@ -232,6 +232,8 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 15, "stop_sequences": ()}
     episode_kind = "pixels"
     budget_done_reason = "max_steps"
+    deprecated_info = {"step": "use info['turn'] (same value); removed in v1",
+                       "steps_left": "use info['turns_left'] (same value); removed in v1"}
 
     def __init__(
         self,
