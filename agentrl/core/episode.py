@@ -192,7 +192,7 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
         self.reset_seed = seed
         observation, extra = self.begin_episode(dict(options or {}))
         self._active = True
-        return observation, self._info(Turn(None), extra)
+        return observation, self._info(None, extra)
 
     def step(self, action: ActT) -> tuple[ObsT, float, bool, bool, dict[str, Any]]:
         """Take one turn; see the module docstring for the flow."""
@@ -284,16 +284,16 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
         """Release the domain's resources (sandbox, page, desktop); called once by :meth:`close`."""
 
     # -- internals ---------------------------------------------------------------------------------
-    def _info(self, turn: Turn[Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-        info = {
+    def _info(self, turn: Turn[Any] | None, extra: Mapping[str, Any]) -> dict[str, Any]:
+        info: dict[str, Any] = {
             "task_id": self.current_task_id(),
             "turn": self._turn,
             "turns_left": self.max_turns - self._turn,
-            "action_error": turn.action_error,
-            "tool_error": turn.tool_error,
-            "void_turn": turn.void_turn,
-            "done_reason": turn.done_reason,
-            "reward_components": dict(turn.reward_components),
+            "action_error": None if turn is None else turn.action_error,
+            "tool_error": None if turn is None else turn.tool_error,
+            "void_turn": False if turn is None else turn.void_turn,
+            "done_reason": None if turn is None else turn.done_reason,
+            "reward_components": {} if turn is None else dict(turn.reward_components),
         }
         info.update(extra)
         return info
