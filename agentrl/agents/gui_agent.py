@@ -432,7 +432,8 @@ class GUIAgent(BaseAgent):
     observation of an old turn is left out) and the current turn: text, plus the screenshot as an
     ``image_url`` part in vision mode. The reply's action is validated; an unusable one is retried
     once with the error, then ``"WAIT"`` is returned and counted in :attr:`parse_failures`. When
-    ``info["steps_left"] <= 1`` the agent answers ``"DONE"`` without asking the model.
+    ``info["turns_left"] <= 1`` (or the deprecated ``steps_left``) the agent answers ``"DONE"``
+    without asking the model.
 
     Args:
         backend: any chat backend; a VLM server for vision mode.
@@ -605,8 +606,9 @@ class GUIAgent(BaseAgent):
     def _turn_text(self, observation: Any, info: dict[str, Any], *, with_tree: bool) -> str:
         obs = observation if isinstance(observation, dict) else {"instruction": str(observation)}
         parts = [f"Task: {obs.get('instruction', '')}", f"Step {self._step}."]
-        if isinstance(info.get("steps_left"), int):
-            parts[-1] += f" Steps left: {info['steps_left']}."
+        left = _turns_left(info)
+        if left is not None:
+            parts[-1] += f" Steps left: {left}."
         if info.get("action_error"):
             parts.append(f"Your last action failed: {str(info['action_error'])[-800:]}")
         tree = obs.get("accessibility_tree")
@@ -662,8 +664,8 @@ class GUIAgent(BaseAgent):
     def act(self, observation: Any, info: dict[str, Any]) -> str:
         """Ask the model and return a validated action in the env's action mode."""
         self._step += 1
-        left = info.get("steps_left")
-        if isinstance(left, int) and left <= 1:
+        left = _turns_left(info)
+        if left is not None and left <= 1:
             self.forced_done += 1
             return "DONE"
         messages = self.build_messages(observation, info)
@@ -703,3 +705,9 @@ class GUIAgent(BaseAgent):
             self.parse_failures += 1
             return "WAIT"
         return action
+
+
+def _turns_left(info: dict[str, Any]) -> int | None:
+    """The episode contract's ``turns_left`` (or OSWorld-v0's deprecated ``steps_left``)."""
+    left = info.get("turns_left", info.get("steps_left"))
+    return left if isinstance(left, int) and not isinstance(left, bool) else None

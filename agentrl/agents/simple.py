@@ -8,44 +8,44 @@ from typing import Any
 import numpy as np
 
 from agentrl.agents.base import BaseAgent
+from agentrl.core.episode import EpisodeEnv
 
 __all__ = ["OracleAgent", "RandomAgent"]
 
 
 class OracleAgent(BaseAgent):
-    """Replays the task's privileged ``oracle_actions``: proves a task is solvable.
+    """Plays the env's privileged expert: proves a task is solvable.
 
-    After the oracle's actions run out it repeats the last one (an env that wants more turns than
-    the oracle planned then ends by its turn budget, which shows up as a failure, as it should).
+    Every single-agent env is an :class:`~agentrl.core.episode.EpisodeEnv`, and its
+    :meth:`~agentrl.core.episode.EpisodeEnv.oracle_action` is the expert's next action for the
+    current state: the task's ``oracle_actions`` replayed turn by turn (repeating the last one once
+    they run out, so an env that wants more turns than the oracle planned ends by its budget, which
+    shows up as a failure, as it should), or a reactive expert (the games, a seat's best player).
     """
 
     name = "oracle"
 
     def __init__(self) -> None:
         super().__init__()
-        self._actions: list[str] = []
-        self._policy: Any = None
+        self._episode_env: EpisodeEnv[Any, Any] | None = None
 
     def reset(self, info: dict[str, Any]) -> None:
-        """Read the privileged action sequence of the bound env's current task.
-
-        Envs whose expert reacts to the state (the game envs) offer ``oracle_action()`` instead,
-        which the agent asks at every step.
-        """
+        """Check that the bound env is on the episode contract (its oracle is then one call away)."""
         if self.env is None:
             raise RuntimeError("OracleAgent needs the env: call agent.bind(env) before reset()")
-        self._policy = getattr(self.env.unwrapped, "oracle_action", None)
-        if self._policy is not None:
-            return
-        self._actions = list(self.env.unwrapped.task.oracle_actions)
-        if not self._actions:
-            raise ValueError(f"task {info.get('task_id')!r} has no oracle_actions")
+        base = self.env.unwrapped
+        if not isinstance(base, EpisodeEnv):
+            raise TypeError(
+                f"OracleAgent needs an env on the episode contract (agentrl.core.episode.EpisodeEnv), "
+                f"got {type(base).__name__}"
+            )
+        self._episode_env = base
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
-        """The next oracle action."""
-        if self._policy is not None:
-            return self._policy()
-        return self._actions.pop(0) if len(self._actions) > 1 else self._actions[0]
+        """The expert's next action (``env.unwrapped.oracle_action()``)."""
+        if self._episode_env is None:
+            raise RuntimeError("call agent.reset(info) after env.reset() before act()")
+        return self._episode_env.oracle_action()
 
 
 class RandomAgent(BaseAgent):

@@ -40,7 +40,9 @@ import gymnasium as gym
 import numpy as np
 
 from agentrl.agents.simple import OracleAgent
+from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.spaces import UnicodeText
+from agentrl.core.verify import Score
 
 __all__ = ["INSTANT_ENV_ID", "InstantEnv", "Measurement", "ScriptedAgent", "main", "measure", "register_instant_env"]
 
@@ -84,11 +86,12 @@ class ScriptedAgent(OracleAgent):
         return super().act(observation, info)
 
 
-class InstantEnv(gym.Env[str, str]):
+class InstantEnv(EpisodeEnv[str, str]):
     r"""A two-turn text env with no tools: think once, then answer ``\boxed{code}``; steps cost microseconds.
 
-    Its tasks carry ``oracle_actions`` (so :class:`ScriptedAgent` and the oracle solve them) and its
-    ``info`` has the AgentRL keys. It exists to time the benchmark runner without any env cost.
+    It is on the episode contract (so :class:`ScriptedAgent` and the oracle solve it through
+    ``oracle_action()``, and its ``info`` has the AgentRL keys). It exists to time the benchmark
+    runner without any env cost.
 
     >>> env = InstantEnv()
     >>> observation, info = env.reset(seed=0)
@@ -101,38 +104,45 @@ class InstantEnv(gym.Env[str, str]):
     metadata: dict[str, Any] = {"render_modes": [], "stop_sequences": ()}
 
     def __init__(self, max_turns: int = 4) -> None:
+        super().__init__(max_turns=max_turns)
         self.observation_space = UnicodeText(1000)
         self.action_space = UnicodeText(65_536)
-        self.max_turns = max_turns
         self.task: Any = None
-        self._turn = 0
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def begin_episode(self, options: Any) -> tuple[str, dict[str, Any]]:
         """Draw a code word (a number) to repeat."""
-        super().reset(seed=seed)
         code = int(self.np_random.integers(10**6))
         self.task = SimpleNamespace(id=f"instant/{code}", answer=str(code),
                                     oracle_actions=("Let me think about it.", f"\\boxed{{{code}}}"))
-        self._turn = 0
-        return f"Answer \\boxed{{{code}}} on your second turn.", self._info(None)
+        return f"Answer \\boxed{{{code}}} on your second turn.", {}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        r"""Turn 1: anything; later: ``\boxed{code}`` ends the episode with reward 1 (else 0)."""
+    def check_action(self, action: Any) -> None:
+        """The action must be a ``str``."""
         if not isinstance(action, str):
             from agentrl.core.errors import InvalidActionType
 
             raise InvalidActionType(f"expected a str action, got {type(action).__name__}")
-        self._turn += 1
-        if "\\boxed{" in action:
-            reward = 1.0 if f"\\boxed{{{self.task.answer}}}" in action else 0.0
-            return "[episode over]", reward, True, False, self._info("answered")
-        truncated = self._turn >= self.max_turns
-        return "Noted.", 0.0, False, truncated, self._info("max_turns" if truncated else None)
 
-    def _info(self, done_reason: str | None) -> dict[str, Any]:
-        return {"task_id": self.task.id, "turn": self._turn, "turns_left": self.max_turns - self._turn,
-                "action_error": None, "tool_error": None, "void_turn": False, "done_reason": done_reason,
-                "reward_components": {}}
+    def act(self, turn: Turn[str]) -> None:
+        r"""Turn 1: anything; later: ``\boxed{code}`` ends the episode (scored at the end)."""
+        if "\\boxed{" in turn.action:
+            turn.observation, turn.terminated, turn.done_reason = "[episode over]", True, "answered"
+        else:
+            turn.observation = "Noted."
+
+    def score_at_end(self, turn: Turn[str]) -> Score | None:
+        """1 for the right code word, else 0; nothing for the budget's end."""
+        if turn.done_reason != "answered":
+            return None
+        return Score(1.0 if f"\\boxed{{{self.task.answer}}}" in turn.action else 0.0)
+
+    def oracle_plan(self) -> tuple[str, ...]:
+        """Think once, then answer."""
+        return self.task.oracle_actions
+
+    def current_task_id(self) -> str | None:
+        """The code word's task id."""
+        return None if self.task is None else self.task.id
 
 
 def register_instant_env() -> str:

@@ -119,10 +119,8 @@ def run_oracles(task_ids: list[str] | None = None) -> dict[str, Any]:
             env.reset(options={"task_id": task.id})
             setup_s = env.last_setup_s
             reward, info = 0.0, {}
-            for action in task.oracle_actions:
-                _, reward, terminated, truncated, info = env.step(action)
-                if terminated or truncated:
-                    break
+            while env.episode_active:  # the episode contract's oracle convention: one action at a time
+                _, reward, _, _, info = env.step(env.oracle_action())
             oracle_s = time.perf_counter() - start
             env.reset(options={"task_id": task.id})
             _, noop, *_ = env.step("DONE")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agentrl.core.actions import Action, ActionSet, ParseError
-from agentrl.core.env import INFO_KEYS, AgentEnv
+from agentrl.core.env import AgentEnv
+from agentrl.core.episode import INFO_KEYS, EpisodeEnv, Turn
 from agentrl.core.errors import (
     AgentRLError,
     DependencyNotInstalled,
@@ -25,6 +26,7 @@ __all__ = [
     "AgentEnv",
     "AgentRLError",
     "DependencyNotInstalled",
+    "EpisodeEnv",
     "InvalidActionType",
     "JsonlTaskSource",
     "ListTaskSource",
@@ -37,6 +39,7 @@ __all__ = [
     "Task",
     "TaskFormatError",
     "TaskSource",
+    "Turn",
     "UnicodeText",
     "UnknownTask",
     "Verifier",

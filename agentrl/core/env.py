@@ -1,6 +1,6 @@
-"""``AgentEnv``: the one generic turn loop every text domain runs on.
+"""``AgentEnv``: the episode contract (:class:`~agentrl.core.episode.EpisodeEnv`) in its text form.
 
-A domain is a :class:`~agentrl.core.task.TaskSource`, an :class:`~agentrl.core.actions.ActionSet`,
+A text domain is a :class:`~agentrl.core.task.TaskSource`, an :class:`~agentrl.core.actions.ActionSet`,
 a :class:`~agentrl.core.verify.Verifier` and a :class:`~agentrl.core.sandbox.Sandbox` plugged into
 :class:`AgentEnv`. One step:
 
@@ -10,6 +10,9 @@ a :class:`~agentrl.core.verify.Verifier` and a :class:`~agentrl.core.sandbox.San
 3. Anything else runs in the sandbox (isolated, with a deadline, output capped) ...
 4. ... and the result is rendered as the next observation: errors are observations, never exceptions.
 5. When the turn budget is spent, ``truncated = True``.
+
+The guards, the turn counter and budget, the info keys and the oracle convention are the
+contract's (:mod:`agentrl.core.episode`); ``AgentEnv`` supplies its hooks.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentrl.core.actions import Action, ActionSet, ParseError
+from agentrl.core.episode import INFO_KEYS, EpisodeEnv, Turn
 from agentrl.core.errors import InvalidActionType, ResetNeeded, UnknownTask
 from agentrl.core.sandbox import ExecutionRequest, ExecutionResult, Sandbox
 from agentrl.core.spaces import UnicodeText
@@ -28,18 +32,6 @@ from agentrl.core.text import truncate_middle
 from agentrl.core.verify import Score, Verifier
 
 __all__ = ["AgentEnv", "INFO_KEYS", "render_execution_result"]
-
-#: the keys of ``info`` on every ``reset`` and ``step``
-INFO_KEYS = (
-    "task_id",
-    "turn",
-    "turns_left",
-    "action_error",
-    "tool_error",
-    "void_turn",
-    "done_reason",
-    "reward_components",
-)
 
 _RESET_OPTIONS = ("task_id", "task_index")
 
@@ -58,11 +50,13 @@ def render_execution_result(action: Action, result: ExecutionResult) -> str:
     return f"{prefix}[tool error] {result.error}"
 
 
-class AgentEnv(gym.Env[str, str]):
-    """A multi-turn text environment for LLM agents (the generic turn loop).
+class AgentEnv(EpisodeEnv[str, str]):
+    """A multi-turn text environment for LLM agents: the episode contract with ActionSet + Verifier + Sandbox.
 
     Observations and actions are ``str`` (:class:`~agentrl.core.spaces.UnicodeText`). Domains
-    usually subclass only to set their parts and document their arguments.
+    usually subclass only to set their parts and document their arguments; the text hooks below
+    (:meth:`start_episode`, :meth:`initial_observation`, :meth:`execute_action`,
+    :meth:`end_of_episode`, :meth:`episode_state`, :meth:`final_observation`) are theirs to override.
 
     Args:
         task_source: where tasks come from.
@@ -83,6 +77,8 @@ class AgentEnv(gym.Env[str, str]):
     (why the tool failed, else ``None``), ``void_turn``, ``done_reason`` (``"answered"``,
     ``"max_turns"``, ``"void_turn"``, a domain's own reason from :meth:`end_of_episode`, or ``None``),
     ``reward_components``.
+
+    The oracle: :meth:`oracle_action` replays the task's ``oracle_actions`` turn by turn.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1, "stop_sequences": ()}
@@ -102,14 +98,12 @@ class AgentEnv(gym.Env[str, str]):
         system_prompt: str = "",
         render_result: Callable[[Action, ExecutionResult], str] = render_execution_result,
     ) -> None:
-        if not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns must be an int >= 1, got {max_turns!r}")
+        super().__init__(max_turns=max_turns)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.task_source = task_source
         self.action_set = action_set
         self.verifier = verifier
-        self.max_turns = max_turns
         self.max_observation_chars = max_observation_chars
         self.max_action_chars = max_action_chars
         self.end_on_void_turn = end_on_void_turn
@@ -122,10 +116,7 @@ class AgentEnv(gym.Env[str, str]):
         self.observation_space = UnicodeText(max_observation_chars)
         self.action_space = UnicodeText(max_action_chars)
         self._task: Task | None = None
-        self._turn = 0
-        self._active = False
         self._transcript: list[tuple[str, str]] = []
-        self._closed = False
 
     # -- read-only views -------------------------------------------------------------------
     @property
@@ -151,72 +142,6 @@ class AgentEnv(gym.Env[str, str]):
         """``(role, text)`` pairs of this episode: ``("env", obs)`` and ``("agent", action)``."""
         return list(self._transcript)
 
-    # -- gymnasium API ---------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode on a task drawn with ``np_random`` (or chosen by ``options``).
-
-        Options: ``{"task_id": str}`` or ``{"task_index": int}`` (finite sources).
-        """
-        super().reset(seed=seed)
-        if self._closed:
-            raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
-        self._task = self._choose_task(options or {})
-        self._prepare_sandbox(self._task)
-        self.start_episode(self._task)
-        self._turn = 0
-        self._active = True
-        observation = self._cap(self.initial_observation(self._task))
-        self._transcript = [("env", observation)]
-        return observation, self._info()
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Take one agent turn; see the module docstring for the flow."""
-        if not self._active:
-            raise ResetNeeded(
-                "step() called before reset() or after the episode ended; call env.reset() to start an episode"
-            )
-        if not isinstance(action, str):
-            raise InvalidActionType(
-                f"expected the action to be a str (the agent's message), got {type(action).__name__}; "
-                "convert it with str(...) or check what your agent returns"
-            )
-        self._turn += 1
-        parsed = self._parse(action)
-        reward, terminated, truncated = 0.0, False, False
-        action_error = tool_error = done_reason = None
-        void_turn = False
-        components: dict[str, float] = {}
-
-        if isinstance(parsed, ParseError):
-            action_error, void_turn = parsed.message, parsed.void
-            observation = f"[error] {parsed.message}"
-        elif parsed.kind in self.action_set.final_kinds:
-            score = self._score(parsed.content)
-            reward, terminated, done_reason = float(score.value), True, "answered"
-            components = dict(score.breakdown)
-            observation = self.final_observation(score)
-        else:
-            observation, tool_error = self.execute_action(parsed)
-            ending = self.end_of_episode()
-            if ending is not None:  # the env itself ended the episode (a simulated patient left)
-                done_reason, score = ending
-                reward, terminated = float(score.value), True
-                components = dict(score.breakdown)
-
-        if not terminated and void_turn and self.end_on_void_turn:
-            terminated, done_reason = True, "void_turn"
-        if not terminated and self._turn >= self.max_turns:
-            truncated, done_reason = True, "max_turns"
-        self._active = not (terminated or truncated)
-
-        observation = self._cap(observation)
-        self._transcript += [("agent", action), ("env", observation)]
-        info = self._info(action_error=action_error, tool_error=tool_error, void_turn=void_turn)
-        info.update(done_reason=done_reason, reward_components=components)
-        if self.render_mode == "human":
-            self.render()
-        return observation, reward, terminated, truncated, info
-
     def render(self) -> str | None:
         """``"ansi"``: return the episode transcript; ``"human"``: print its last exchange."""
         if self.render_mode is None:
@@ -228,15 +153,83 @@ class AgentEnv(gym.Env[str, str]):
             return None
         return text
 
-    def close(self) -> None:
-        """Release the sandbox; safe to call twice."""
-        self._active = False
-        self._closed = True
+    # -- the contract's hooks ----------------------------------------------------------------
+    def begin_episode(self, options: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Pick the task (``{"task_id": str}`` or ``{"task_index": int}``, else ``np_random``), clean the sandbox."""
+        self._task = self._choose_task(options)
+        self._prepare_sandbox(self._task)
+        self.start_episode(self._task)
+        observation = self._cap(self.initial_observation(self._task))
+        self._transcript = [("env", observation)]
+        return observation, {}
+
+    def check_action(self, action: Any) -> None:
+        """The action must be a ``str`` (the agent's message)."""
+        if not isinstance(action, str):
+            raise InvalidActionType(
+                f"expected the action to be a str (the agent's message), got {type(action).__name__}; "
+                "convert it with str(...) or check what your agent returns"
+            )
+
+    def act(self, turn: Turn[str]) -> None:
+        """Parse; a final answer ends the episode (scored at the end), anything else runs in the sandbox."""
+        parsed = self._parse(turn.action)
+        turn.parsed = None if isinstance(parsed, ParseError) else parsed
+        if isinstance(parsed, ParseError):
+            turn.action_error, turn.void_turn = parsed.message, parsed.void
+            turn.observation = f"[error] {parsed.message}"
+        elif parsed.kind in self.action_set.final_kinds:
+            turn.terminated, turn.done_reason, turn.answer = True, "answered", parsed.content
+        else:
+            turn.observation, turn.tool_error = self.execute_action(parsed)
+            ending = self.end_of_episode()
+            if ending is not None:  # the env itself ended the episode (a simulated patient left)
+                if isinstance(ending, str):
+                    turn.done_reason = ending
+                else:  # the older form: (done_reason, score)
+                    turn.done_reason, turn.score = ending
+                turn.terminated = True
+        if not turn.terminated and turn.void_turn and self.end_on_void_turn:
+            turn.terminated, turn.done_reason = True, "void_turn"
+
+    def score_at_end(self, turn: Turn[str]) -> Score | None:
+        """The verifier scores a final answer or an episode the env ended itself; not a budget or void end."""
+        if turn.score is not None:
+            return turn.score
+        if turn.done_reason == "answered":
+            score = self.score_answer(turn.answer, turn)
+            turn.observation = self.final_observation(score)
+            return score
+        if turn.done_reason in (self.budget_done_reason, "void_turn") or not turn.terminated:
+            return None
+        return self.score_answer("", turn)  # the env ended it (end_of_episode): score what stands
+
+    def finish_turn(self, turn: Turn[str]) -> None:
+        """Cap the observation, extend the transcript, print in ``"human"`` mode."""
+        turn.observation = self._cap(turn.observation or "")
+        self._transcript += [("agent", turn.action), ("env", turn.observation)]
+        if self.render_mode == "human":
+            self.render()
+
+    def oracle_plan(self) -> tuple[str, ...]:
+        """The current task's privileged ``oracle_actions``."""
+        return tuple(self.task.oracle_actions)
+
+    def current_task_id(self) -> str | None:
+        """The current task's id."""
+        return self._task.id if self._task else None
+
+    def release(self) -> None:
+        """Close the sandbox."""
         if self._sandbox is not None:
             self._sandbox.close()
             self._sandbox = None
 
-    # -- hooks a domain may override -------------------------------------------------------
+    def score_answer(self, answer: str, turn: Turn[str] | None = None) -> Score:
+        """The verifier's score of ``answer`` on the current task, given the episode state (with ``turn``)."""
+        return self.verifier(self.task, answer, self.episode_state(turn))
+
+    # -- text hooks a domain may override ----------------------------------------------------
     def reset_sandbox(self, sandbox: Sandbox, task: Task, *, used: bool) -> None:
         """Give the new episode a clean sandbox; ``used``: the last episode ran something in it.
 
@@ -266,16 +259,17 @@ class AgentEnv(gym.Env[str, str]):
         result = self._sandbox.execute(ExecutionRequest(action.content))
         return self._render_result(action, result), (None if result.ok else (result.error or "failed"))
 
-    def end_of_episode(self) -> tuple[str, Score] | None:
-        """After a non-final action: ``(done_reason, score)`` if the env ends the episode itself, else ``None``.
+    def end_of_episode(self) -> str | tuple[str, Score] | None:
+        """After a non-final action: the ``done_reason`` if the env ends the episode itself, else ``None``.
 
-        The episode then terminates with ``reward = score.value`` (e.g. a simulated patient whose
-        patience ran out leaves, and the consultation is scored as it stands).
+        The episode then terminates and is scored as it stands (the verifier sees the answer ``""``;
+        e.g. a simulated patient whose patience ran out leaves). The older form, ``(done_reason,
+        score)``, is still accepted.
         """
         return None
 
-    def episode_state(self) -> Mapping[str, Any]:
-        """What the verifier may look at besides the answer."""
+    def episode_state(self, turn: Turn[str] | None = None) -> Mapping[str, Any]:
+        """What the verifier may look at besides the answer; ``turn``: the turn being scored (not in the transcript)."""
         return {"turn": self._turn, "transcript": self.transcript}
 
     # -- internals -------------------------------------------------------------------------
@@ -315,23 +309,5 @@ class AgentEnv(gym.Env[str, str]):
             )
         return self.action_set.parse(action)
 
-    def _score(self, answer: str) -> Score:
-        assert self._task is not None  # guarded by _active
-        return self.verifier(self._task, answer, self.episode_state())
-
     def _cap(self, observation: str) -> str:
         return truncate_middle(observation, self.max_observation_chars)
-
-    def _info(
-        self, *, action_error: str | None = None, tool_error: str | None = None, void_turn: bool = False
-    ) -> dict[str, Any]:
-        return {
-            "task_id": self._task.id if self._task else None,
-            "turn": self._turn,
-            "turns_left": self.max_turns - self._turn,
-            "action_error": action_error,
-            "tool_error": tool_error,
-            "void_turn": void_turn,
-            "done_reason": None,
-            "reward_components": {},
-        }

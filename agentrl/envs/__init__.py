@@ -45,7 +45,7 @@ from agentrl.envs.games import register_game_envs as _register_game_envs  # noqa
 _register_game_envs()
 
 # The trainer's toy env (agentrl.train.toy.LetterEnv): a plain Gymnasium id so that
-# `agentrl train grpo --env AgentRL/Letter-v0` works, but not a benchmark domain (no oracle,
+# `agentrl train grpo --env AgentRL/Letter-v0` works, but not a benchmark domain (a trivial oracle,
 # nothing to measure an agent by), so it is left out of `agentrl list` and check_domain.
 if "AgentRL/Letter-v0" not in _gym.registry:
     _gym.register("AgentRL/Letter-v0", entry_point="agentrl.train.toy:LetterEnv")
@@ -53,13 +53,21 @@ if "AgentRL/Letter-v0" not in _gym.registry:
 # Single-agent views of the competitive multi-agent games (agentrl.envs.multiagent.single_agent):
 # one learner seat against a built-in opponent, so `agentrl bench`, the trainers and any Gymnasium
 # tool work on them unchanged. Reward +1/-1/0 at the end: the mean return is win rate - loss rate.
+# v1 (issue 19, the episode contract): info["turn"] is the learner's turns taken and the game's move
+# count is info["game_turn"]; v0 keeps the game's move count in info["turn"] (deprecated, one release).
 for _game in ("tictactoe", "connect_four", "nim", "kuhn_poker", "negotiation"):
     for _opponent in ("random", "scripted", "best"):
-        _id = f"AgentRL-MA/{_game}-vs-{_opponent}-v0"
-        if _id not in _gym.registry:
-            _gym.register(
-                _id,
-                entry_point="agentrl.envs.multiagent.single_agent:make_single_agent",
-                kwargs={"name": f"{_game}_v0", "opponent": _opponent, "learner_seat": "alternate"},
-                disable_env_checker=True,
-            )
+        for _version, _legacy in ((0, True), (1, False)):
+            _id = f"AgentRL-MA/{_game}-vs-{_opponent}-v{_version}"
+            if _id not in _gym.registry:
+                _gym.register(
+                    _id,
+                    entry_point="agentrl.envs.multiagent.single_agent:make_single_agent",
+                    kwargs={
+                        "name": f"{_game}_v0",
+                        "opponent": _opponent,
+                        "learner_seat": "alternate",
+                        "legacy_turn_info": _legacy,
+                    },
+                    disable_env_checker=True,
+                )

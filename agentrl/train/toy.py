@@ -9,10 +9,10 @@ tests, of ``make demo``'s GRPO run and of the TRL comparison, and it has turn-le
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-import gymnasium as gym
-
+from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.spaces import UnicodeText
 
 __all__ = ["LetterEnv", "letter_reward"]
@@ -32,13 +32,16 @@ def letter_reward(reply: str, target: str = "a", reply_chars: int = 16) -> float
     return sum(1 for c in reply[:reply_chars] if c == target) / reply_chars
 
 
-class LetterEnv(gym.Env[str, str]):
+class LetterEnv(EpisodeEnv[str, str]):
     """Write the target letter as many times as you can, for ``turns`` turns.
 
     Observation: the instruction, then after each turn the score of that turn. Action: free text.
-    Reward: :func:`letter_reward` of each turn's reply, given at that turn. The episode ends after
-    ``turns`` turns (terminated). Seeds pick nothing (the task is always the same), so every
-    group of rollouts starts identically.
+    Reward: :func:`letter_reward` of each turn's reply, given at that turn (the episode contract's
+    per-step reward hook). The episode ends after ``turns`` turns (terminated, ``done_reason =
+    "turns_done"``). Seeds pick nothing (the task is always the same), so every group of rollouts
+    starts identically. ``info`` has the contract's keys and ``success`` (the turn's share >= 0.5);
+    as in v0, ``info["turn"]`` is -1 after the last turn (deprecated: read ``turns_left == 0``).
+    The oracle writes ``reply_chars`` target letters.
 
     Example:
         >>> env = LetterEnv(target="a", turns=2)
@@ -48,37 +51,48 @@ class LetterEnv(gym.Env[str, str]):
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "stop_sequences": ()}
+    deprecated_info = {"turn": "v0: -1 after the last turn; read info['turns_left'] == 0 instead"}
 
     def __init__(self, target: str = "a", turns: int = 1, reply_chars: int = 16) -> None:
         if len(target) != 1:
             raise ValueError(f"target must be one character, got {target!r}")
         if turns < 1:
             raise ValueError(f"turns must be at least 1, got {turns}")
+        super().__init__(max_turns=int(turns))
         self.target, self.turns, self.reply_chars = target, turns, reply_chars
         self.observation_space = UnicodeText(max_length=1024)
         self.action_space = UnicodeText(max_length=65536)
         self.system_prompt = ""
-        self._turn = -1
+        self._gain = 0.0
 
     @property
     def instruction(self) -> str:
         """The first observation."""
         return f"Write the letter {self.target} as many times as you can."
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def begin_episode(self, options: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """Start an episode (always the same task)."""
-        super().reset(seed=seed)
-        self._turn = 0
-        return self.instruction, {"task_id": f"letter-{self.target}", "turn": 0}
+        return self.instruction, {}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Score the reply."""
-        if self._turn < 0:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        reward = letter_reward(str(action), self.target, self.reply_chars)
-        self._turn += 1
-        done = self._turn >= self.turns
-        if done:
-            self._turn = -1
-        info = {"turn": self._turn, "void_turn": False, "success": reward >= 0.5}
-        return f"Score {reward:.2f}. Again.", reward, done, False, info
+    def act(self, turn: Turn[str]) -> None:
+        """Score the reply; the last turn ends the episode."""
+        self._gain = letter_reward(str(turn.action), self.target, self.reply_chars)
+        turn.observation = f"Score {self._gain:.2f}. Again."
+        turn.reward_components = {"letters": self._gain}
+        if self._turn >= self.turns:
+            turn.terminated, turn.done_reason = True, "turns_done"
+        turn.info = {"success": self._gain >= 0.5}
+        if turn.terminated:
+            turn.info["turn"] = -1  # v0's value (deprecated)
+
+    def step_reward(self, turn: Turn[str]) -> float:
+        """The share of target letters in this turn's reply."""
+        return self._gain
+
+    def oracle_plan(self) -> tuple[str, ...]:
+        """Nothing but the target letter."""
+        return (self.target * self.reply_chars,)
+
+    def current_task_id(self) -> str | None:
+        """``letter-<target>``."""
+        return f"letter-{self.target}"

@@ -15,6 +15,7 @@ import numpy as np
 
 from agentrl.core.actions import Action
 from agentrl.core.env import AgentEnv
+from agentrl.core.episode import Turn
 from agentrl.core.task import ListTaskSource, Task
 from agentrl.core.verify import Score
 from agentrl.envs.consult.actions import ConsultActionSet
@@ -159,7 +160,7 @@ class PatientConsultEnv(AgentEnv):
 
     ## Version History
 
-    * v0: initial release.
+    * v0: initial release (on the episode contract since issue 19; no observable change).
 
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/PatientConsult-v0", semantic=False)
@@ -277,8 +278,6 @@ class PatientConsultEnv(AgentEnv):
         self._tests: list[str] = []
         self._doctor_turns: list[str] = []
         self._left = False
-        self._last_detail = ""
-        self._pending_action = self._pending_reply = ""
 
     @property
     def case(self) -> Case:
@@ -305,8 +304,7 @@ class PatientConsultEnv(AgentEnv):
         self._asked.update(reply.withheld)
         self._disclosed.update(reply.disclosed)
         self._left = reply.left
-        self._pending_reply = f"Patient: {reply.text}"
-        return self._pending_reply, None
+        return f"Patient: {reply.text}", None
 
     def _run_tests(self, names: Sequence[str]) -> tuple[str, str | None]:
         case = self.case
@@ -321,14 +319,17 @@ class PatientConsultEnv(AgentEnv):
                 lines.append(outcome.text)
         return "\n".join(lines), ("; ".join(errors) or None)
 
-    def end_of_episode(self) -> tuple[str, Score] | None:
-        """The patient left: score the consultation as it stands (no diagnosis)."""
-        if not self._left:
-            return None
-        return "patient_left", self._score("")
+    def end_of_episode(self) -> str | None:
+        """The patient left: the consultation is scored as it stands (no diagnosis)."""
+        return "patient_left" if self._left else None
 
-    def episode_state(self) -> Mapping[str, Any]:
-        """The consultation record the verifier grades."""
+    def episode_state(self, turn: Turn[str] | None = None) -> Mapping[str, Any]:
+        """The consultation record the verifier grades; ``turn``, the turn being scored, ends the transcript."""
+        pending: tuple[tuple[str, str], ...] = ()
+        if turn is not None:  # this turn is not in the transcript yet: a judge reads it all
+            pending = (("agent", turn.action if isinstance(turn.action, str) else ""),)
+            if turn.answer is None and turn.parsed is not None and turn.parsed.kind != "test" and turn.observation:
+                pending += (("env", turn.observation),)  # the patient's reply (when they left)
         return {
             "case": self.case,
             "asked": frozenset(self._asked),
@@ -337,12 +338,7 @@ class PatientConsultEnv(AgentEnv):
             "disclosed": frozenset(self._disclosed),
             "turn": self._turn,
             "max_turns": self.max_turns,
-            # this turn is not in the transcript yet: a judge reads it all
-            "transcript": (
-                *self.transcript,
-                ("agent", self._pending_action),
-                *((("env", self._pending_reply),) if self._pending_reply else ()),
-            ),
+            "transcript": (*self.transcript, *pending),
         }
 
     def final_observation(self, score: Score) -> str:
@@ -350,27 +346,20 @@ class PatientConsultEnv(AgentEnv):
         rubric = score.breakdown.get("rubric", score.value)
         return f"[consultation over] rubric score {rubric:.2f} (reward {score.value:.2f})."
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """One doctor turn; ``info["consult"]`` tracks the consultation, ``info["grading"]`` the grade."""
-        self._pending_action, self._pending_reply = action if isinstance(action, str) else "", ""
-        observation, reward, terminated, truncated, info = super().step(action)
-        info["consult"] = {
+    def finish_turn(self, turn: Turn[str]) -> None:
+        """``info["consult"]`` tracks the consultation; at the end ``info["grading"]`` says who graded."""
+        super().finish_turn(turn)
+        turn.info["consult"] = {
             "topics_asked": len(self._asked),
             "facts_disclosed": len(self._disclosed),
             "tests_ordered": len(self._tests),
             "patience_left": int(self.simulator.patience_left),
         }
-        if terminated:
-            detail = json.loads(self._last_detail) if self._last_detail else {}
-            info["grading"] = {
+        if turn.terminated:
+            detail = json.loads(turn.score.detail) if turn.score is not None and turn.score.detail else {}
+            turn.info["grading"] = {
                 k: v for k, v in detail.items() if k in ("grader", "model", "prompt_version", "unparsed")
             }
-        return observation, reward, terminated, truncated, info
-
-    def _score(self, answer: str) -> Score:
-        score = super()._score(answer)
-        self._last_detail = score.detail
-        return score
 
 
 def _backend(backend: Any, options: Mapping[str, Any] | None) -> Any:

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.errors import InvalidActionType, ResetNeeded
 from agentrl.core.spaces import UnicodeText
 from agentrl.envs.games.browser import ASSETS, BrowserError, GamePage
@@ -168,7 +168,7 @@ def parse_pointer_action(text: str) -> dict[str, Any] | str:
     return {"kind": "wait"}
 
 
-class BrowserGameEnv(gym.Env[Any, Any]):
+class BrowserGameEnv(EpisodeEnv[Any, Any]):
     r"""A browser game with pixel observations; see the module docstring.
 
     ## Description
@@ -193,9 +193,13 @@ class BrowserGameEnv(gym.Env[Any, Any]):
     ## Rewards
 
     ``reward="score"``: the change in the game's score; ``"milestones"``: +1 per milestone reached (the
-    game's default is in its spec). ``info``: ``score``, ``milestones_done``, ``milestones_total``,
-    ``milestones`` (names reached), ``normalized_score`` (0 = the recorded random agent, 1 = the
-    scripted expert), ``action_error``, ``done_reason``.
+    game's default is in its spec). ``info``: the episode contract's keys (``task_id`` (the game's
+    name), ``turn``, ``turns_left``, ``action_error``, ``tool_error`` (why the page failed),
+    ``void_turn``, ``done_reason``, ``reward_components`` (``{"score": ...}`` or ``{"milestones":
+    ...}``, this step's reward)), and the game's own: ``score``, ``milestones_done``,
+    ``milestones_total``, ``milestones`` (names reached), ``normalized_score`` (0 = the recorded
+    random agent, 1 = the scripted expert), ``won``, ``success``; ``step`` and ``steps_left`` are
+    deprecated aliases of ``turn`` and ``turns_left`` (kept for one release).
 
     ## Starting State
 
@@ -219,10 +223,17 @@ class BrowserGameEnv(gym.Env[Any, Any]):
 
     ## Version History
 
-    * v0: initial release.
+    * v0: initial release. Since issue 19 it is on the episode contract
+      (:class:`~agentrl.core.episode.EpisodeEnv`): ``info`` gained ``task_id``, ``turn``,
+      ``turns_left``, ``tool_error``, ``void_turn`` and ``reward_components``; ``step`` and
+      ``steps_left`` are deprecated (same values as ``turn`` and ``turns_left``) and go in v1.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 15, "stop_sequences": ()}
+    episode_kind = "pixels"
+    budget_done_reason = "max_steps"
+    deprecated_info = {"step": "use info['turn'] (same value); removed in v1",
+                       "steps_left": "use info['turns_left'] (same value); removed in v1"}
 
     def __init__(
         self,
@@ -256,7 +267,7 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             raise ValueError(f"obs_size must be (H, W) with 8 <= H, W <= 1024, got {obs_size}")
         self.obs_size = (height, width)
         self.frames_per_step = int(frames_per_step or self.spec_game.frames_per_step)
-        self.max_steps = int(max_steps or self.spec_game.max_steps)
+        super().__init__(max_turns=int(max_steps or self.spec_game.max_steps))
         self.options = {**self.spec_game.options, **dict(game_options or {})}
         self.render_mode = render_mode
         self.timeout_s = float(timeout_s or self.spec_game.timeout_s)
@@ -292,10 +303,13 @@ class BrowserGameEnv(gym.Env[Any, Any]):
                 }
             )
         self._status: dict[str, Any] = {}
-        self._steps = 0
-        self._active = False
-        self._closed = False
+        self._gain = 0.0
         self._last_frame: np.ndarray | None = None
+
+    @property
+    def max_steps(self) -> int:
+        """The step budget (the contract's ``max_turns``)."""
+        return self.max_turns
 
     # -- page plumbing -----------------------------------------------------------------------
     def _html(self) -> str:
@@ -367,57 +381,57 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             return text
         return {"pixels": pixels, "text": text}
 
-    # -- gymnasium API -----------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """Start a new game drawn from ``seed`` (or from ``np_random``)."""
-        super().reset(seed=seed)
-        if self._closed:
-            raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
+    # -- the episode contract's hooks ------------------------------------------------------------
+    def begin_episode(self, options: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Start a new game drawn from the reset seed (or from ``np_random``)."""
         if options:
             raise ValueError(f"reset options are not supported by game envs, got {sorted(options)}")
         game_seed = int(self.np_random.integers(2**31 - 1))
         self._start(game_seed)
-        self._steps = 0
         self._stuck = 0
         self._last_step_time = None
         out = self._request({"frames": 0})
         self._status = out
-        self._active = True
-        return self._observation(out), self._info(out, action_error=None, done_reason=None)
+        return self._observation(out), self._game_info(out)
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """Apply one action, advance ``frames_per_step`` frames, observe."""
-        if not self._active:
-            raise ResetNeeded("step() before reset() or after the episode ended; call env.reset()")
-        self._steps += 1
+    def act(self, turn: Turn[Any]) -> None:
+        """Apply one action, advance ``frames_per_step`` frames, observe; a page failure ends the episode."""
         before = self._status
+        self._gain = 0.0
         try:
-            out, action_error = self._act(action)
+            out, action_error = self._act(turn.action)
         except BrowserError as exc:
-            self._active = False
-            info = self._info(before, action_error=None, done_reason="env_error")
-            info["env_error"] = str(exc)
-            return (
-                # the last frame seen (a blank one before any), as the page is gone
-                self._shaped(
-                    np.zeros((*self.obs_size, 3), np.uint8) if self._last_frame is None else self._last_frame, ""
-                ),
-                0.0,
-                True,
-                False,
-                info,
-            )
-        reward = self._reward(before, out)
+            # the last frame seen (a blank one before any), as the page is gone
+            frame = np.zeros((*self.obs_size, 3), np.uint8) if self._last_frame is None else self._last_frame
+            turn.observation = self._shaped(frame, "")
+            turn.terminated, turn.done_reason, turn.tool_error = True, "env_error", str(exc)
+            turn.info = {**self._game_info(before), "env_error": str(exc)}
+            return
+        self._gain = self._reward(before, out)
         self._status = out
         self._stuck = self._stuck + 1 if action_error else 0
-        terminated = bool(out["done"])
-        stuck = self.stuck_limit is not None and self._stuck >= self.stuck_limit
-        truncated = not terminated and (self._steps >= self.max_steps or stuck)
-        done_reason = ("won" if out["won"] else "game_over") if terminated else None
-        if truncated:
-            done_reason = "max_steps" if self._steps >= self.max_steps else "stuck"
-        self._active = not (terminated or truncated)
-        return self._observation(out), reward, terminated, truncated, self._info(out, action_error, done_reason)
+        turn.action_error = action_error
+        turn.reward_components = {self.reward_mode: self._gain}
+        if out["done"]:
+            turn.terminated, turn.done_reason = True, ("won" if out["won"] else "game_over")
+        elif self.stuck_limit is not None and self._stuck >= self.stuck_limit and self._turn < self.max_turns:
+            turn.truncated, turn.done_reason = True, "stuck"
+        turn.observation = self._observation(out)
+        turn.info = self._game_info(out)
+
+    def step_reward(self, turn: Turn[Any]) -> float:
+        """The change in the game's score (or milestones) this step."""
+        return self._gain
+
+    def current_task_id(self) -> str | None:
+        """The game's name."""
+        return self.spec_game.name
+
+    def release(self) -> None:
+        """Close the page."""
+        if self._page is not None:
+            self._page.close()
+            self._page = None
 
     def _act(self, action: Any) -> tuple[dict[str, Any], str | None]:
         if self.action_mode == "discrete":
@@ -513,7 +527,7 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             return float(len(after["reached"]) - len(before.get("reached", ())))
         return float(after["score"]) - float(before.get("score", 0.0))
 
-    def _info(self, out: Mapping[str, Any], action_error: str | None, done_reason: str | None) -> dict[str, Any]:
+    def _game_info(self, out: Mapping[str, Any]) -> dict[str, Any]:
         score = float(out.get("score", 0.0))
         low, high = self.spec_game.baselines.get("random"), self.spec_game.baselines.get("expert")
         normalized = None  # without recorded baselines (NaN would make two identical infos unequal)
@@ -527,10 +541,8 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             "normalized_score": normalized,
             "won": bool(out.get("won", False)),
             "success": bool(out.get("won", False)),
-            "step": self._steps,
-            "steps_left": self.max_steps - self._steps,
-            "action_error": action_error,
-            "done_reason": done_reason,
+            "step": self._turn,  # deprecated alias of "turn" (kept for one release)
+            "steps_left": self.max_turns - self._turn,  # deprecated alias of "turns_left"
         }
 
     def render(self) -> np.ndarray | None:
@@ -544,14 +556,6 @@ class BrowserGameEnv(gym.Env[Any, Any]):
             return None
         return np.frombuffer(base64.b64decode(raw), dtype=np.uint8).reshape(height, width, 3).copy()
 
-    def close(self) -> None:
-        """Close the page; safe to call twice."""
-        self._active = False
-        self._closed = True
-        if self._page is not None:
-            self._page.close()
-            self._page = None
-
     # -- privileged ------------------------------------------------------------------------------
     def game_state(self) -> dict[str, Any]:
         """The game's privileged state (for oracles and tests; a policy should not read it)."""
@@ -560,7 +564,7 @@ class BrowserGameEnv(gym.Env[Any, Any]):
         return self._page.evaluate("() => AgentRL.game.state()")
 
     def oracle_action(self) -> Any:
-        """The scripted expert's next action, in this env's action mode."""
+        """The scripted expert's next action, in this env's action mode (the contract's oracle convention)."""
         move = self.spec_game.oracle(self.game_state(), self.moves)
         if self.action_mode == "discrete":
             return self.moves.index(move)

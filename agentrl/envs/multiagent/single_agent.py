@@ -7,9 +7,21 @@ opponents, so any single-agent tool (``agentrl bench``, trainers, ``check_env``)
 * ``reset`` starts a game and plays the opponents until it is the learner's turn;
 * ``step(action)`` plays the learner's move (text), then the opponents' moves;
 * the reward is the learner's (+1 win, -1 loss, 0 draw at the end; 0 before);
-* ``terminated`` at the end of the game, ``truncated`` when the env's turn budget runs out;
-* ``info`` has ``seat``, ``legal_moves``, ``invalid_moves``, ``outcome`` (``{}`` until the end),
-  ``warning``, ``turn``, ``opponent_moves`` (this step's) and ``opponent_errors``.
+* ``terminated`` at the end of the game, ``truncated`` when the game's turn budget runs out;
+* it is on the episode contract (:class:`~agentrl.core.episode.EpisodeEnv`, ``episode_kind =
+  "seat"``): ``info`` has the contract's keys, ``task_id`` (the game's name), ``turn`` and
+  ``turns_left`` (the learner's turns; the budget is twice the game's move budget, as each move may
+  take one invalid try), ``action_error`` (an illegal move's warning), ``tool_error``,
+  ``void_turn``, ``done_reason`` (``"game_over"``, or ``"max_turns"`` when the game's budget ran
+  out), ``reward_components``; and the seat's own: ``seat``, ``legal_moves``, ``invalid_moves``,
+  ``outcome`` (``{}`` until the end), ``result``, ``warning``, ``game_turn`` (moves played in the
+  game), ``opponent_moves`` (this step's) and ``opponent_errors``;
+* the oracle (:meth:`~agentrl.core.episode.EpisodeEnv.oracle_action`) is the game's best built-in
+  player in the learner's seat.
+
+Version history of the ``AgentRL-MA/<game>-vs-<opponent>`` ids: v0 reported the game's move count
+as ``info["turn"]``; it still does (``legacy_turn_info=True``, deprecated: read ``game_turn``). v1
+(issue 19): ``turn`` is the contract's, the learner's turns taken.
 
 LLM agents read ``env.unwrapped.system_prompt`` (the game's rules) and ``metadata["stop_sequences"]``
 (none). Opponents are agents bound to a :class:`~agentrl.envs.multiagent.opponents.PlayerView` of their
@@ -24,8 +36,8 @@ seat, exactly as in :func:`~agentrl.bench.league.play_game`.
 (0.0, False)
 
 Gymnasium ids are opt-in: :func:`register_single_agent_ids` registers
-``AgentRL-MA/<game>-vs-<opponent>-v0`` (for example ``AgentRL-MA/tictactoe-vs-minimax-v0``) for
-``gymnasium.make``.
+``AgentRL-MA/<game>-vs-<opponent>-v0`` (for example ``AgentRL-MA/tictactoe-vs-minimax-v0``) and
+``-v1`` for ``gymnasium.make``.
 """
 
 from __future__ import annotations
@@ -35,6 +47,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.spaces import UnicodeText
 from agentrl.envs.multiagent.opponents import PlayerView, game_rules_text, make_player, seed_player
 
@@ -43,7 +56,7 @@ __all__ = ["SingleAgentEnv", "make_single_agent", "register_single_agent_ids"]
 _SEAT_MODES = ("alternate", "random")
 
 
-class SingleAgentEnv(gym.Env):
+class SingleAgentEnv(EpisodeEnv[str, Any]):
     """A learner's seat of an AEC text game against fixed opponents.
 
     Args:
@@ -58,9 +71,13 @@ class SingleAgentEnv(gym.Env):
             overrides it for one game.
         env_kwargs: keyword arguments for the env when it is given by name.
         render_mode: ``"ansi"`` (``render()`` returns the board) or ``None``.
+        legacy_turn_info: ``info["turn"]`` is the game's move count, as in v0 (deprecated; the
+            contract's ``turn``, the learner's turns taken, is the default and v1's).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "stop_sequences": ()}
+    episode_kind = "seat"
+    budget_done_reason = "max_turns"
 
     def __init__(
         self,
@@ -70,11 +87,19 @@ class SingleAgentEnv(gym.Env):
         learner_seat: str = "player_0",
         env_kwargs: Mapping[str, Any] | None = None,
         render_mode: str | None = None,
+        legacy_turn_info: bool = False,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
         self.aec = _make_aec(env, env_kwargs)
+        # each learner move may take one invalid try first (a second loses): the game ends first
+        super().__init__(max_turns=2 * int(getattr(self.aec, "max_turns", 500)) + 1)
+        self.legacy_turn_info = bool(legacy_turn_info)
+        if self.legacy_turn_info:
+            self.deprecated_info = {
+                "turn": "v0: the game's move count; read info['game_turn'] (v1: the learner's turns)"
+            }
         self.seats = list(self.aec.possible_agents)
         if learner_seat not in (*self.seats, *_SEAT_MODES):
             raise ValueError(f"learner_seat must be one of {[*self.seats, *_SEAT_MODES]}, got {learner_seat!r}")
@@ -88,8 +113,10 @@ class SingleAgentEnv(gym.Env):
         name = str(self.aec.metadata.get("name", "game"))
         self.metadata = {**self.metadata, "name": name}
         self._resets = 0
-        self._running = False
         self._pending_reward = 0.0
+        self._gain = 0.0
+        self._oracle: Any = None
+        self._game_seed = 0
 
     # -- opponents -------------------------------------------------------------------------------
     def _opponents(self, opponent: Any) -> dict[str, Any]:
@@ -119,13 +146,12 @@ class SingleAgentEnv(gym.Env):
         """The game's rules (LLM agents read ``env.unwrapped.system_prompt``)."""
         return game_rules_text(self.aec)
 
-    # -- the Gymnasium API ---------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    # -- the episode contract's hooks ------------------------------------------------------------
+    def begin_episode(self, options: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """Start a game, pick the learner's seat and play the opponents up to the learner's turn."""
-        super().reset(seed=seed)
+        seed = self.reset_seed
         if seed is not None:
             self._resets = seed  # "alternate": seed s plays seat s mod n, so seeded resets replay exactly
-        options = options or {}
         if "seat" in options:
             if options["seat"] not in self.seats:
                 raise ValueError(f"options['seat'] must be one of {self.seats}, got {options['seat']!r}")
@@ -138,6 +164,8 @@ class SingleAgentEnv(gym.Env):
             self.seat = self.learner_seat
         self._resets += 1
         game_seed = int(self.np_random.integers(2**31 - 1))
+        self._game_seed = game_seed
+        self._oracle = None
         self.aec.reset(seed=game_seed)
         seeded = set()
         for index, seat in enumerate(self.seats):
@@ -153,43 +181,67 @@ class SingleAgentEnv(gym.Env):
             reset = getattr(player, "reset", None)
             if callable(reset):
                 reset(dict(self.aec.infos.get(seat, {})))
-        self._running = True
         # The learner's reward from the opponents' opening moves (non-zero only when an opponent
         # ends the game before the learner moves, e.g. by two invalid moves): paid by the next step.
         self._pending_reward, moves, errors = self._play_opponents()
-        observation, info = self._observe(moves, errors)
-        return observation, info
+        return self._observe(moves, errors)
 
-    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def act(self, turn: Turn[str]) -> None:
         """Play the learner's move, then the opponents' moves until the learner's turn or the end."""
-        if not self._running:
-            raise RuntimeError("the game is over (or was never started): call reset()")
         aec = self.aec
-        reward, self._pending_reward = self._pending_reward, 0.0
+        self._gain, self._pending_reward = self._pending_reward, 0.0
         if self._over():  # the opponents ended the game before the learner's first move
-            self._running = False
-            observation, info = self._observe([], [])
-            return observation, reward, bool(aec.terminations.get(self.seat)), not aec.terminations.get(self.seat), info
-        aec.step(action)
-        reward += float(aec.rewards.get(self.seat, 0.0))
-        more, moves, errors = self._play_opponents()
-        reward += more
-        observation, info = self._observe(moves, errors)
-        terminated = bool(aec.terminations.get(self.seat, False))
-        truncated = bool(aec.truncations.get(self.seat, False)) and not terminated
-        if terminated or truncated:
-            self._running = False
-        return observation, reward, terminated, truncated, info
+            turn.observation, turn.info = self._observe([], [])
+            turn.terminated = bool(aec.terminations.get(self.seat))
+            turn.truncated = not turn.terminated
+        else:
+            invalid_before = int(aec.infos.get(self.seat, {}).get("invalid_moves", 0))
+            aec.step(turn.action)
+            self._gain += float(aec.rewards.get(self.seat, 0.0))
+            more, moves, errors = self._play_opponents()
+            self._gain += more
+            turn.observation, turn.info = self._observe(moves, errors)
+            if turn.info["invalid_moves"] > invalid_before:
+                turn.action_error = str(turn.info["warning"] or "invalid move")
+            turn.terminated = bool(aec.terminations.get(self.seat, False))
+            turn.truncated = bool(aec.truncations.get(self.seat, False)) and not turn.terminated
+        if turn.terminated:
+            turn.done_reason = "game_over"
+        elif turn.truncated:
+            turn.done_reason = self.budget_done_reason
+        if turn.ended:
+            turn.reward_components = {"outcome": self._gain}
+
+    def step_reward(self, turn: Turn[str]) -> float:
+        """The learner's reward this step (+1/-1/0 at the end of the game)."""
+        return self._gain
+
+    def oracle_action(self) -> str:
+        """The game's best built-in player's move for the learner's seat (privileged: it reads the game)."""
+        from agentrl.core.errors import ResetNeeded
+
+        if not self.episode_active:
+            raise ResetNeeded("no game in progress: call env.reset() first")
+        if self._oracle is None:
+            self._oracle = make_player("best")
+            seed_player(self._oracle, self._game_seed + 10_007)
+            self._oracle.bind(PlayerView(self.aec, self.seat))
+            self._oracle.reset(dict(self.aec.infos.get(self.seat, {})))
+        return str(self._oracle.act(self.aec.observe(self.seat), self.aec.infos[self.seat]))
+
+    def current_task_id(self) -> str | None:
+        """The game's name."""
+        return str(self.metadata.get("name", "game"))
+
+    def release(self) -> None:
+        """Close the AEC env."""
+        self.aec.close()
 
     def render(self) -> str | None:
         """The game as text (``ansi``); nothing without a render mode."""
         if self.render_mode == "ansi":
             return self.aec.render()
         return None
-
-    def close(self) -> None:
-        """Close the AEC env; safe to call twice."""
-        self.aec.close()
 
     # -- internals -------------------------------------------------------------------------------
     def _over(self) -> bool:
@@ -230,10 +282,12 @@ class SingleAgentEnv(gym.Env):
             "outcome": dict(outcome) if outcome else {},  # always a dict: vector envs batch infos by type
             "result": (outcome or {}).get("result", {}).get(self.seat) if outcome else None,
             "warning": info_in.get("warning"),
-            "turn": int(info_in.get("turn", 0)),
+            "game_turn": int(info_in.get("turn", 0)),
             "opponent_moves": moves,
             "opponent_errors": errors,
         }
+        if self.legacy_turn_info:
+            info["turn"] = info["game_turn"]  # v0's meaning (deprecated)
         return str(aec.observe(self.seat)), info
 
 
@@ -263,22 +317,33 @@ def make_single_agent(
     *,
     learner_seat: str = "player_0",
     render_mode: str | None = None,
+    legacy_turn_info: bool = False,
     **env_kwargs: Any,
 ) -> SingleAgentEnv:
     """A :class:`SingleAgentEnv` for a game by name: ``make_single_agent("tictactoe_v0", "minimax")``.
 
     ``env_kwargs`` go to the game's ``env()`` (``max_turns``, ``random_first``, ...).
     """
-    return SingleAgentEnv(name, opponent, learner_seat=learner_seat, env_kwargs=env_kwargs, render_mode=render_mode)
+    return SingleAgentEnv(
+        name,
+        opponent,
+        learner_seat=learner_seat,
+        env_kwargs=env_kwargs,
+        render_mode=render_mode,
+        legacy_turn_info=legacy_turn_info,
+    )
 
 
 def register_single_agent_ids(
-    names: Iterable[str] | None = None, opponents: Iterable[str] = ("random", "scripted", "minimax")
+    names: Iterable[str] | None = None,
+    opponents: Iterable[str] = ("random", "scripted", "minimax"),
+    versions: Iterable[int] = (0,),
 ) -> list[str]:
-    """Register ``AgentRL-MA/<game>-vs-<opponent>-v0`` Gymnasium ids; returns them.
+    """Register ``AgentRL-MA/<game>-vs-<opponent>-v<N>`` Gymnasium ids for ``versions``; returns them.
 
     ``names`` default to every turn-based game in ``MULTIAGENT_ENVS``; ``<game>`` drops the
-    ``_v0`` suffix (``tictactoe_v0`` -> ``AgentRL-MA/tictactoe-vs-minimax-v0``). Registering again
+    ``_v0`` suffix (``tictactoe_v0`` -> ``AgentRL-MA/tictactoe-vs-minimax-v0``). v0 keeps the game's
+    move count in ``info["turn"]`` (deprecated); v1 has the contract's ``turn``. Registering again
     is harmless. Nothing is registered on import.
     """
     from agentrl.envs.multiagent import MULTIAGENT_ENVS
@@ -288,15 +353,19 @@ def register_single_agent_ids(
     for name in chosen:
         base = name.rsplit("_v", 1)[0]
         for opponent in opponents:
-            env_id = f"AgentRL-MA/{base}-vs-{opponent.replace(':', '.')}-v0"
-            if env_id not in gym.registry:
-                gym.register(
-                    id=env_id,
-                    entry_point=_ENTRY_POINT,
-                    kwargs={"name": name, "opponent": opponent},
-                    disable_env_checker=True,
-                )
-            ids.append(env_id)
+            for version in versions:
+                if version not in (0, 1):
+                    raise ValueError(f"versions are 0 (legacy info['turn']) and 1, got {version!r}")
+                legacy = version == 0
+                env_id = f"AgentRL-MA/{base}-vs-{opponent.replace(':', '.')}-v{version}"
+                if env_id not in gym.registry:
+                    gym.register(
+                        id=env_id,
+                        entry_point=_ENTRY_POINT,
+                        kwargs={"name": name, "opponent": opponent, "legacy_turn_info": legacy},
+                        disable_env_checker=True,
+                    )
+                ids.append(env_id)
     return ids
 
 

@@ -19,9 +19,15 @@ trimmed to ``a11y_max_tokens``) or, for ``som``, the screenshot with numbered bo
 of marks. Actions (``action_space``): ``"pyautogui"`` (Python code as text) or ``"computer_13"``
 (a ``Dict`` space; the JSON text form is accepted too), plus ``WAIT``, ``DONE`` and ``FAIL``.
 
-``info``: ``task_id``, ``step``, ``steps_left``, ``parsed_action``, ``action_error`` (the action's
-parse error or traceback, else ``None``), ``done_reason`` (``"done"``, ``"fail"``, ``"max_steps"``,
-``"env_error"``), and at the end ``eval_details``.
+The env is on the episode contract (:class:`~agentrl.core.episode.EpisodeEnv`): the desktop client is
+its sandbox and :func:`~agentrl.envs.osworld.evaluate.evaluate` its verifier (the score-at-end hook).
+
+``info``: the contract's keys, ``task_id``, ``turn``, ``turns_left``, ``action_error`` (the action's
+parse error or traceback, else ``None``), ``tool_error`` (the traceback of an action that ran and
+failed, or the desktop's failure, else ``None``), ``void_turn``, ``done_reason`` (``"done"``,
+``"fail"``, ``"max_steps"``, ``"env_error"``), ``reward_components`` (``{"evaluator": score}`` at the
+end); the desktop's own, ``parsed_action`` and at the end ``eval_details``; and ``step`` and
+``steps_left``, deprecated aliases of ``turn`` and ``turns_left`` (kept for one release, gone in v1).
 """
 
 from __future__ import annotations
@@ -35,13 +41,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from agentrl.core.choices import did_you_mean
+from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.errors import ResetNeeded, UnknownTask
 from agentrl.core.spaces import UnicodeText
+from agentrl.core.verify import Score
 from agentrl.envs.osworld.actions import (
     Action,
     ActionError,
@@ -76,7 +83,7 @@ def builtin_tasks(*, installed: Sequence[str] | None = None) -> list[OSWorldTask
     return [task for task in load_task_dir(BUILTIN_TASKS) if all(app in have for app in task.related_apps)]
 
 
-class OSWorldEnv(gym.Env[dict[str, Any], Any]):
+class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
     """A desktop task from OSWorld's JSON format, on a real X desktop.
 
     Args:
@@ -96,6 +103,13 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         a11y_max_tokens: the budget the linearized tree is trimmed to.
         render_mode: ``"rgb_array"`` returns the last screenshot.
 
+    The oracle (the contract's convention): ``oracle_action()`` replays the task's ``"oracle"``
+    actions step by step.
+
+    Version history: v0, initial release; since issue 19 on the episode contract, with ``turn``,
+    ``turns_left``, ``tool_error``, ``void_turn`` and ``reward_components`` added to ``info`` and
+    ``step``/``steps_left`` deprecated (same values; removed in v1).
+
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/OSWorld-v0", task_id="os-echo-hello")  # doctest: +SKIP
     >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
@@ -104,7 +118,10 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
-    is_desktop_env = True  # check_domain runs its desktop checks
+    episode_kind = "desktop"  # check_domain runs its desktop checks
+    budget_done_reason = "max_steps"
+    deprecated_info = {"step": "use info['turn'] (same value); removed in v1",
+                       "steps_left": "use info['turns_left'] (same value); removed in v1"}
 
     def __init__(
         self,
@@ -136,6 +153,7 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
             raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        super().__init__(max_turns=int(max_steps))
         if isinstance(tasks, (str, Path)):
             tasks = load_task_dir(tasks)
         if tasks is not None and not list(tasks):
@@ -145,7 +163,6 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         self.task_id = task_id
         self.obs_type = obs_type
         self.action_mode = action_space
-        self.max_steps = int(max_steps)
         self.provider = provider
         self.pause_s = float(pause_s)
         self.wait_s = float(wait_s)
@@ -156,7 +173,6 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         self._session: Any = None
         self._server: Any = None
         self._container: Any = None
-        self._closed = False
         self._server_url = server_url
         self._token = token
         self._docker_image = docker_image
@@ -188,8 +204,6 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
             self.action_space = computer13_space(width, height)
 
         self.task: OSWorldTask | None = None
-        self._steps = 0
-        self._done = True
         self._last_screenshot: np.ndarray | None = None
         self.last_setup_s = 0.0
 
@@ -261,19 +275,24 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
             ) from None
 
     @property
-    def oracle_actions(self) -> tuple[str, ...]:
+    def max_steps(self) -> int:
+        """The step budget (the contract's ``max_turns``)."""
+        return self.max_turns
+
+    def oracle_plan(self) -> tuple[str, ...]:
         """The current task's oracle (our ``"oracle"`` key in the task JSON), as env actions."""
         if self.task is None:
             raise ResetNeeded("no task yet: call env.reset() first")
-        return self.task.oracle_actions
+        return tuple(self.task.oracle_actions)
 
-    # ------------------------------------------------------------------ gym API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+    @property
+    def oracle_actions(self) -> tuple[str, ...]:
+        """The current task's oracle actions (deprecated: use ``oracle_action()``, the one oracle convention)."""
+        return self.oracle_plan()
+
+    # ------------------------------------------------------------------ the episode contract's hooks
+    def begin_episode(self, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Restore the desktop, run the task's setup steps, return the first observation."""
-        if self._closed:
-            raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
-        super().reset(seed=seed)
-        options = dict(options or {})
         if isinstance(options.get("task"), OSWorldTask):
             task = options["task"]
         elif options.get("task_id") is not None:
@@ -287,79 +306,77 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         base_dir = Path(task.file).parent if task.file else None
         self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir)
         self.task = task
-        self._steps = 0
-        self._done = False
         time.sleep(self.pause_s)
         obs = self._observe()
-        return obs, self._info(parsed=None, action_error=None, done_reason=None)
+        return obs, self._desktop_info(None)
 
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Run one action; the reward is 0 until the episode ends, then the task's score."""
-        if self._done or self.task is None:
-            raise ResetNeeded("step() before reset() or after the episode ended; call env.reset()")
-        self._steps += 1
+    def act(self, turn: Turn[dict[str, Any]]) -> None:
+        """Run one action; ``DONE``/``FAIL`` end the episode; a dead display or a crash is an ``env_error``."""
         parsed: Action | None = None
         action_error: str | None = None
+        tool_error: str | None = None
         try:
-            parsed = self._parse(action)
+            parsed = self._parse(turn.action)
         except ActionError as exc:
             action_error = str(exc)
 
         done_reason: str | None = None
+        obs: dict[str, Any] | None = None
         try:
             if parsed is not None:
-                action_error = self._execute(parsed)
+                action_error = tool_error = self._execute(parsed)
             health = self.client.health()
             if not health.get("alive", False):
                 done_reason = "env_error"
-                action_error = action_error or "the desktop's display died"
+                tool_error = "the desktop's display died"
             elif health.get("crashed"):
                 done_reason = "env_error"
-                action_error = action_error or f"an application crashed: {', '.join(map(str, health['crashed']))}"
+                tool_error = f"an application crashed: {', '.join(map(str, health['crashed']))}"
             else:
                 obs = self._observe()
         except (OSError, urllib.error.URLError, ConnectionError, json.JSONDecodeError) as exc:
             done_reason = "env_error"
-            action_error = action_error or f"the desktop failed: {type(exc).__name__}: {exc}"
-
-        reward, terminated, truncated = 0.0, False, False
-        details: list[dict[str, Any]] | None = None
+            tool_error = f"the desktop failed: {type(exc).__name__}: {exc}"
         if done_reason == "env_error":
-            self._done, terminated = True, True
+            action_error = action_error or tool_error
+            turn.terminated = True
             obs = self._blank_observation()
-            if action_error is None:
-                action_error = "the desktop's display or an application crashed"
         elif parsed is not None and parsed.kind in ("DONE", "FAIL"):
-            terminated = True
+            turn.terminated = True
             done_reason = parsed.kind.lower()
-        elif self._steps >= self.max_steps:
-            truncated = True
-            done_reason = "max_steps"
-        if done_reason in ("done", "fail", "max_steps"):
-            self._done = True
-            reward, details = self._score(parsed)
-        info = self._info(parsed=parsed, action_error=action_error, done_reason=done_reason)
-        if details is not None:
-            info["eval_details"] = details
-        return obs, reward, terminated, truncated, info
+        turn.parsed, turn.observation, turn.done_reason = parsed, obs, done_reason
+        turn.action_error, turn.tool_error = action_error, tool_error
+        turn.info = self._desktop_info(parsed)
+
+    def score_at_end(self, turn: Turn[dict[str, Any]]) -> Score | None:
+        """The task's evaluator (after its postconfig), once ``DONE``, ``FAIL`` or the budget ended the episode."""
+        if turn.done_reason not in ("done", "fail", self.budget_done_reason):
+            return None
+        reward, details = self._evaluate(turn.parsed)
+        turn.info["eval_details"] = details
+        return Score(reward, {"evaluator": reward})
+
+    def finish_turn(self, turn: Turn[dict[str, Any]]) -> None:
+        """The deprecated ``step``/``steps_left`` aliases follow the turn counter."""
+        turn.info.update(self._desktop_info(turn.parsed))
+
+    def current_task_id(self) -> str | None:
+        """The current task's id."""
+        return None if self.task is None else self.task.id
+
+    def release(self) -> None:
+        """Stop the desktop (or disconnect from a remote one)."""
+        self._stop_local()
+        if self._container is not None:
+            with contextlib.suppress(Exception):
+                self._container.close()
+            self._container = None
 
     def render(self) -> np.ndarray | None:
         """The last screenshot (``render_mode="rgb_array"``)."""
         if self.render_mode != "rgb_array":
             return None
         return None if self._last_screenshot is None else self._last_screenshot.copy()
-
-    def close(self) -> None:
-        """Stop the desktop (or disconnect from a remote one). Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        self._done = True
-        self._stop_local()
-        if self._container is not None:
-            with contextlib.suppress(Exception):
-                self._container.close()
-            self._container = None
 
     # ------------------------------------------------------------------ internals
     def _parse(self, action: Any) -> Action:
@@ -392,7 +409,7 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
         error = str(result.get("error") or "the action failed").strip()
         return error[-2000:]
 
-    def _score(self, parsed: Action | None) -> tuple[float, list[dict[str, Any]]]:
+    def _evaluate(self, parsed: Action | None) -> tuple[float, list[dict[str, Any]]]:
         assert self.task is not None
         last = None if parsed is None else (parsed.code if parsed.kind == "code" else parsed.kind)
         postconfig = self.task.evaluator.postconfig
@@ -436,15 +453,12 @@ class OSWorldEnv(gym.Env[dict[str, Any], Any]):
             obs["accessibility_tree"] = ""
         return obs
 
-    def _info(self, *, parsed: Action | None, action_error: str | None, done_reason: str | None) -> dict[str, Any]:
-        assert self.task is not None
+    def _desktop_info(self, parsed: Action | None) -> dict[str, Any]:
+        """The desktop's own info keys (``step``/``steps_left``: deprecated aliases of ``turn``/``turns_left``)."""
         return {
-            "task_id": self.task.id,
-            "step": self._steps,
-            "steps_left": self.max_steps - self._steps,
+            "step": self._turn,
+            "steps_left": self.max_turns - self._turn,
             "parsed_action": None
             if parsed is None
             else {"kind": parsed.kind, "code": parsed.code, "structured": parsed.structured},
-            "action_error": action_error,
-            "done_reason": done_reason,
         }
