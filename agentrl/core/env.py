@@ -142,7 +142,7 @@ class AgentEnv(EpisodeEnv[str, str]):
         """``(role, text)`` pairs of this episode: ``("env", obs)`` and ``("agent", action)``."""
         return list(self._transcript)
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # gymnasium types the frame as an unbound TypeVar
         """``"ansi"``: return the episode transcript; ``"human"``: print its last exchange."""
         if self.render_mode is None:
             gym.logger.warn('render() called without a render_mode; pass render_mode="ansi" to gym.make')

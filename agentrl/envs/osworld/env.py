@@ -198,6 +198,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         if obs_type != "screenshot":
             obs["accessibility_tree"] = UnicodeText(max_length=MAX_TREE_CHARS)
         self.observation_space = spaces.Dict(obs)
+        self._obs_keys = frozenset(obs)
         if action_space == "pyautogui":
             self.action_space = UnicodeText(max_length=MAX_CODE_CHARS)
         else:
@@ -372,7 +373,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
                 self._container.close()
             self._container = None
 
-    def render(self) -> np.ndarray | None:
+    def render(self) -> np.ndarray | None:  # type: ignore[override]  # gymnasium: an unbound TypeVar
         """The last screenshot (``render_mode="rgb_array"``)."""
         if self.render_mode != "rgb_array":
             return None
@@ -425,7 +426,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         assert self.task is not None
         obs: dict[str, Any] = {"instruction": self.task.instruction}
         shot = None
-        if "screenshot" in self.observation_space.spaces:
+        if "screenshot" in self._obs_keys:
             shot = self.client.screenshot_array()
             self._last_screenshot = shot
         if self.obs_type != "screenshot":
@@ -447,9 +448,9 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
 
     def _blank_observation(self) -> dict[str, Any]:
         obs: dict[str, Any] = {"instruction": self.task.instruction if self.task else ""}
-        if "screenshot" in self.observation_space.spaces:
+        if "screenshot" in self._obs_keys:
             obs["screenshot"] = np.zeros((self.height, self.width, 3), np.uint8)
-        if "accessibility_tree" in self.observation_space.spaces:
+        if "accessibility_tree" in self._obs_keys:
             obs["accessibility_tree"] = ""
         return obs
 
