@@ -274,8 +274,9 @@ def test_unknown_task_and_bad_options_are_clear_errors(task_dir: Path) -> None:
         OSWorldEnv(tasks=str(task_dir), obs_type="screenshots")
     with pytest.raises(ValueError, match="server_url"):
         OSWorldEnv(tasks=str(task_dir), provider="remote")
-    with pytest.raises(KeyError, match="t-echo"):
+    with pytest.raises(KeyError) as info:
         OSWorldEnv(tasks=str(task_dir), task_id="t-ecko")
+    assert str(info.value) == "unknown task 't-ecko'; did you mean 't-echo'? (3 tasks are loaded)"
 
 
 def test_gui_agent_solves_a_task_on_the_real_desktop(task_dir: Path) -> None:

@@ -268,15 +268,15 @@ def generate_case(condition: Condition, index: int, bank_seed: int = 0) -> Case:
     if sex == "female":
         periods = "My periods are regular." if age < 50 else "I went through the menopause a few years ago."
         facts.setdefault("menstrual_history", Fact("menstrual_history", periods, present=False, relevant=False))
-    fields = {
-        "key_questions": condition.key_questions,
-        "red_flags": condition.red_flags,
-        "key_tests": condition.key_tests,
-        "plan": condition.plan,
-        "harmful": condition.harmful,
-        "tests": condition.tests,
-    }
-    rubric = build_rubric(diagnosis=condition.name, **fields)
+    rubric = build_rubric(
+        diagnosis=condition.name,
+        key_questions=condition.key_questions,
+        red_flags=condition.red_flags,
+        key_tests=condition.key_tests,
+        plan=condition.plan,
+        harmful=condition.harmful,
+        tests=condition.tests,
+    )
     return Case(
         id=f"gen-{bank_seed}/{condition.key}/{index}",
         condition=condition.key,

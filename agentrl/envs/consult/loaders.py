@@ -336,7 +336,8 @@ def _row_to_case(row: Mapping[str, Any], number: int, where: str) -> Case:
         raise TaskFormatError(f"{where}: 'Patient_Actor' must be an object")
     diagnosis = diagnosis.strip()
     names = _diagnosis_names(diagnosis)
-    symptoms = actor.get("Symptoms") if isinstance(actor.get("Symptoms"), Mapping) else actor
+    raw_symptoms = actor.get("Symptoms")
+    symptoms: Mapping[str, Any] = raw_symptoms if isinstance(raw_symptoms, Mapping) else actor
     demographics = _as_text(actor.get("Demographics", ""))
     age, sex, defaulted = _parse_demographics(  # the demographics line, then the history for what it lacks
         demographics, _as_text(actor.get("History", "")), _as_text(symptoms.get("Primary_Symptom", "")))

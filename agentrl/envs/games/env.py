@@ -91,7 +91,7 @@ def _load_games() -> dict[str, GameSpec]:
         games[spec["name"]] = GameSpec(
             name=spec["name"],
             env_name=spec["env_name"],
-            title=spec.get("title", spec["name"]),
+            title=str(spec.get("title", spec["name"])),
             description=spec.get("description", ""),
             max_steps=int(spec["max_steps"]),
             frames_per_step=int(spec.get("frames_per_step", 1)),
@@ -496,8 +496,9 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
             return None
         if kind in ("click", "double_click", "drag"):
             points = parsed["points"]
-            canvas = [self._to_canvas(points[i], points[i + 1]) for i in range(0, len(points), 2)]
-            if any(p is None for p in canvas):
+            mapped = [self._to_canvas(points[i], points[i + 1]) for i in range(0, len(points), 2)]
+            canvas = [p for p in mapped if p is not None]
+            if len(canvas) != len(mapped):
                 return f"{kind} at {points} is outside the screen ({self.obs_size[1]}x{self.obs_size[0]} pixels)"
             if kind == "click":
                 ((x, y),) = canvas
@@ -545,7 +546,7 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
             "steps_left": self.max_turns - self._turn,  # deprecated alias of "turns_left"
         }
 
-    def render(self) -> np.ndarray | None:
+    def render(self) -> np.ndarray | None:  # type: ignore[override]  # gymnasium: an unbound TypeVar
         """``rgb_array``: the current frame at ``render_size`` (H, W) (for ``RecordVideo``)."""
         if self.render_mode != "rgb_array" or self._page is None or not self._page.is_open:
             return None

@@ -58,10 +58,15 @@ class GameRules(Protocol):
     so a seeded reset replays exactly.
     """
 
-    #: The players, in seat order (PettingZoo agent names such as ``"player_0"``).
-    players: tuple[str, ...]
-    #: The game's name, e.g. ``"tictactoe"``.
-    name: str
+    @property
+    def players(self) -> tuple[str, ...]:
+        """The players, in seat order (PettingZoo agent names such as ``"player_0"``)."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The game's name, e.g. ``"tictactoe"``."""
+        ...
 
     def reset(self, rng: np.random.Generator) -> None:
         """Start a new game."""
@@ -137,7 +142,7 @@ class TextGameEnv(AECEnv):
         self._turns = 0
         self._invalid_this_turn = 0
         self._warnings: dict[str, str | None] = {}
-        self._outcome = None
+        self._outcome: dict[str, Any] | None = None
 
     # -- spaces ------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> UnicodeText:
@@ -164,7 +169,7 @@ class TextGameEnv(AECEnv):
         self.infos = {agent: self._info(agent) for agent in self.agents}
         self._turns = 0
         self._invalid_this_turn = 0
-        self._outcome: dict[str, Any] | None = None
+        self._outcome = None
         self.agent_selection = self.game.current_player()
         self._refresh_infos()
 

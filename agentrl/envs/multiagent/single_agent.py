@@ -237,7 +237,7 @@ class SingleAgentEnv(EpisodeEnv[str, Any]):
         """Close the AEC env."""
         self.aec.close()
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # gymnasium: an unbound TypeVar
         """The game as text (``ansi``); nothing without a render mode."""
         if self.render_mode == "ansi":
             return self.aec.render()

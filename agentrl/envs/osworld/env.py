@@ -270,10 +270,9 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         try:
             return self._by_id[task_id]
         except KeyError:
-            raise UnknownTask(
-                f"unknown task id {task_id!r}{did_you_mean(task_id, list(self._by_id))}; "
-                f"{len(self._by_id)} tasks are loaded"
-            ) from None
+            close = did_you_mean(task_id, list(self._by_id)).removeprefix("; ")
+            loaded = f"{len(self._by_id)} tasks are loaded"
+            raise UnknownTask(task_id, hint=f"{close} ({loaded})" if close else loaded) from None
 
     @property
     def max_steps(self) -> int:

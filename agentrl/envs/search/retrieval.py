@@ -59,11 +59,22 @@ class RetrievalError(RuntimeError):
 
 @runtime_checkable
 class PassageLike(Protocol):
-    """Anything with ``id``, ``title`` and ``text`` attributes (e.g. ``corpus.Passage``)."""
+    """Anything with ``id``, ``title`` and ``text`` attributes (e.g. ``corpus.Passage``), read-only."""
 
-    id: str
-    title: str
-    text: str
+    @property
+    def id(self) -> str:
+        """The passage's id."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """Its article's title."""
+        ...
+
+    @property
+    def text(self) -> str:
+        """Its text."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -456,7 +456,7 @@ def _det(a: list[list[int]]) -> Fraction:
 
 
 def _equation(coefficients: list[int], names: str, rhs: int) -> str:
-    terms = []
+    terms: list[str] = []
     for c, name in zip(coefficients, names, strict=True):
         if c == 0:
             continue
@@ -584,7 +584,7 @@ def _series(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
             n = _ri(rng, n // 2, n)
             ratio_tex = f"({r})" if r < 0 else str(r)
             ratio_py = f"Fraction({r})"
-        value = sum(c * r**k for k in range(n + 1))
+        value = sum(c * r**k for k in range(n + 1))  # type: ignore[misc]  # typeshed's sum() overloads miss Fraction
         factor = "" if c == 1 else f"{c} \\cdot "
         return (
             _prompt(
@@ -652,11 +652,11 @@ def _series(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
     n = _ri(rng, 5 * d + 3, 6 * d + 6)
     alternating = rng.random() < 0.4
     if alternating:
-        value = sum(Fraction((-1) ** (k + 1), k) for k in range(1, n + 1))
+        value = sum(Fraction((-1) ** (k + 1), k) for k in range(1, n + 1))  # type: ignore[misc]  # typeshed's sum() overloads miss Fraction
         expr = f"\\sum_{{k=1}}^{{{n}}} \\frac{{(-1)^{{k+1}}}}{{k}}"
         term = "Fraction((-1) ** (k + 1), k)"
     else:
-        value = sum(Fraction(1, k) for k in range(1, n + 1))
+        value = sum(Fraction(1, k) for k in range(1, n + 1))  # type: ignore[misc]  # typeshed's sum() overloads miss Fraction
         expr = f"\\sum_{{k=1}}^{{{n}}} \\frac{{1}}{{k}}"
         term = "Fraction(1, k)"
     return (

@@ -75,7 +75,8 @@ def simulate(board: Board, move: str) -> int:
             b[r][c] = None
         for c in range(size):
             column = [b[r][c] for r in range(size) if b[r][c] is not None]
-            column = [None] * (size - len(column)) + column
+            padding: list[int | None] = [None] * (size - len(column))
+            column = padding + column
             for r in range(size):
                 b[r][c] = column[r]
 

@@ -184,7 +184,7 @@ class Asm:
         out = bytearray()
         for kind, value in self._items:
             if kind == "bytes":
-                out += value  # type: ignore[operator]
+                out += value  # type: ignore[arg-type,operator]
             elif kind in ("jump", "if"):
                 target = positions.get(str(value))
                 if target is None:
