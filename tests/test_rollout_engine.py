@@ -309,10 +309,18 @@ def test_streaming_yields_as_episodes_finish(backends) -> None:
 def test_misuse_is_refused_with_the_fix(backends) -> None:
     with pytest.raises(TypeError, match="agenerate_ids"):
         RolloutEngine(quick_env(), object())  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="mode"):
-        RolloutConfig(mode="sync")
-    with pytest.raises(ValueError, match="group_size"):
+    from agentrl.core.errors import AgentRLError
+    from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse
+
+    with pytest.raises(RolloutConfigError, match="mode must be one of") as info:
+        RolloutConfig(mode="asyn")
+    assert isinstance(info.value, (ValueError, AgentRLError)) and "did you mean 'async'?" in str(info.value)
+    with pytest.raises(RolloutConfigError, match="group_size"):
         group_requests([1], group_size=0)
+    engine = RolloutEngine(quick_env(), backends["qwen2"], config=RolloutConfig(num_envs=1, max_new_tokens=4))
+    engine.close()
+    with pytest.raises(RolloutMisuse, match="make a new RolloutEngine"):
+        engine.run([RolloutRequest(seed=0)])
     with pytest.raises(ValueError, match="token ids"):
         backends["qwen2"].generate_ids([], GenerationConfig())
 

@@ -48,7 +48,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
+from agentrl.core.choices import did_you_mean
 from agentrl.rollout.chat import ChatTokenizer
+from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory, TurnRecord
 from agentrl.rollout.workers import EnvWorker, ThreadWorkers, WorkerFactory
 
@@ -116,16 +118,17 @@ class RolloutConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in _MODES:
-            raise ValueError(f"mode must be one of {_MODES}, got {self.mode!r}")
+            hint = did_you_mean(self.mode, _MODES)
+            raise RolloutConfigError(f"mode must be one of {_MODES}, got {self.mode!r}{hint}")
         if self.num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {self.num_envs}")
+            raise RolloutConfigError(f"num_envs must be at least 1, got {self.num_envs}")
         if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
+            raise RolloutConfigError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
         if self.retries < 0:
-            raise ValueError(f"retries must be >= 0, got {self.retries}")
+            raise RolloutConfigError(f"retries must be >= 0, got {self.retries}")
         for name in ("reset_timeout_s", "step_timeout_s", "generate_timeout_s"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+                raise RolloutConfigError(f"{name} must be positive, got {getattr(self, name)}")
 
 
 def group_requests(
@@ -143,7 +146,7 @@ def group_requests(
         [(7, 0, 0), (7, 0, 1), (8, 1, 0), (8, 1, 1)]
     """
     if group_size < 1:
-        raise ValueError(f"group_size must be at least 1, got {group_size}")
+        raise RolloutConfigError(f"group_size must be at least 1, got {group_size}")
     requests: list[RolloutRequest] = []
     for group, task in enumerate(tasks):
         if isinstance(task, RolloutRequest):
@@ -241,9 +244,11 @@ class RolloutEngine:
     async def astream(self, requests: Sequence[RolloutRequest]) -> AsyncIterator[Trajectory]:
         """Yield trajectories as they finish (fully asynchronous training consumes this)."""
         if self._closed:
-            raise RuntimeError("the engine is closed")
+            raise RolloutMisuse("the engine is closed; make a new RolloutEngine")
         if self._collecting:
-            raise RuntimeError("this engine is already collecting; run one collection at a time per engine")
+            raise RolloutMisuse(
+                "this engine is already collecting; run one collection at a time per engine (or make a second engine)"
+            )
         self._collecting = True
         items = [r if isinstance(r, RolloutRequest) else RolloutRequest(seed=r) for r in requests]
         self._positions = {}

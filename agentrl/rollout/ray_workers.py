@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentrl.core.errors import DependencyNotInstalled
-from agentrl.rollout.errors import EnvWorkerError
+from agentrl.rollout.errors import EnvWorkerError, RolloutMisuse
 from agentrl.rollout.workers import EnvFactory, StepResult, TrackedWorkers, describe_env
 
 __all__ = ["EnvWorkerError", "RayWorker", "RayWorkers"]
@@ -248,7 +248,7 @@ class RayWorkers(TrackedWorkers):
     def make(self) -> RayWorker:
         """A new worker; its actor is created by ``await worker.start()``."""
         if self._shut_down:
-            raise RuntimeError("this RayWorkers was shut down")
+            raise RolloutMisuse("this RayWorkers was shut down; make a new one")
         return self._track(RayWorker(self.env_fn, self.num_cpus_per_env))
 
     def shutdown(self) -> None:
