@@ -23,7 +23,7 @@ from agentrl.envs.tirmath.datasets import JsonlMathSource, extract_boxed, gsm8k_
 from agentrl.envs.tirmath.problems import FAMILIES, ProceduralMathSource, generate_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
-DIFFICULTIES = (1, 2, 3, 4, 5)
+DIFFICULTIES = (0, 1, 2, 3, 4, 5)  # 0: the easy tier
 SEEDS = range(12)
 ANSWER_RE = re.compile(r"^-?(\d+|\\frac\{\d+\}\{\d+\})$")
 CODE_RE = re.compile(r"\A(?P<intro>.*?)\n```python\n(?P<code>.*)\n```\Z", re.DOTALL)
@@ -90,6 +90,25 @@ def test_task_shape(family: str) -> None:
             assert "```" not in oracle_code(task)
 
 
+def test_easy_tier_is_one_small_step() -> None:
+    source = ProceduralMathSource(difficulty=0)
+    assert source.difficulty_range == (0, 0)
+    rng = np.random.default_rng(0)
+    tasks = [source.sample(rng) for _ in range(200)]
+    assert {t.family for t in tasks} == set(FAMILIES) and {t.difficulty for t in tasks} == {0}
+    assert len({t.prompt for t in tasks}) >= 40  # procedural, not a fixed list
+    for task in tasks:
+        assert task.id.startswith(f"tirmath/{task.family}/d0/") and source.get(task.id) == task
+        assert problems.EASY_SENTENCE in task.prompt
+        numbers = [int(n) for n in re.findall(r"\d+", task.prompt)]
+        assert numbers and max(numbers) <= 18, task.prompt  # single digits (a dividend up to 18)
+        assert 0 <= int(task.answer) <= 81, task.id
+    # the default range stays the code-needing tiers
+    assert ProceduralMathSource().difficulty_range == (1, 3)
+    with pytest.raises(UnknownTask, match="d<0-5>"):
+        problems.parse_task_id("tirmath/modular/d6/1")
+
+
 def test_generation_is_deterministic_and_seeds_differ() -> None:
     for family in FAMILIES:
         assert generate_problem(family, 3, 5) == generate_problem(family, 3, 5)
@@ -115,7 +134,7 @@ def test_difficulty_scales_sizes() -> None:
             d: np.mean([len(generate_problem(family, d, seed).answer) for seed in range(30)]) for d in (1, 5)
         }
         assert mean_length[5] > mean_length[1], family
-    unknowns = {d: generate_problem("linear_system", d, 0).prompt.count("=") for d in DIFFICULTIES}
+    unknowns = {d: generate_problem("linear_system", d, 0).prompt.count("=") for d in (1, 2, 3, 4, 5)}
     assert unknowns == {1: 2, 2: 3, 3: 4, 4: 5, 5: 5}
 
 
@@ -152,8 +171,8 @@ def test_generate_problem_rejects_bad_arguments() -> None:
         generate_problem("modulr", 2, 0)
     with pytest.raises(ValueError, match="choose from"):
         generate_problem("geometry", 2, 0)
-    for bad in (0, 6, "3", True, 2.0):
-        with pytest.raises(ValueError, match="difficulty must be an integer from 1 to 5"):
+    for bad in (-1, 6, "3", True, 2.0):
+        with pytest.raises(ValueError, match="difficulty must be an integer from 0 to 5"):
             generate_problem("modular", bad, 0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-negative"):
         generate_problem("modular", 2, -1)
@@ -191,8 +210,8 @@ def test_source_rejects_bad_configuration() -> None:
         ProceduralMathSource(families=["serie"])
     with pytest.raises(ValueError, match="must not be empty"):
         ProceduralMathSource(families=[])
-    with pytest.raises(ValueError, match="from 1 to 5"):
-        ProceduralMathSource(difficulty=(0, 3))
+    with pytest.raises(ValueError, match="from 0 to 5"):
+        ProceduralMathSource(difficulty=(-1, 3))
     with pytest.raises(ValueError, match="empty"):
         ProceduralMathSource(difficulty=(4, 2))
     with pytest.raises(ValueError, match="pair"):
@@ -202,11 +221,11 @@ def test_source_rejects_bad_configuration() -> None:
 @pytest.mark.parametrize(
     ("task_id", "hint"),
     [
-        ("gsm8k/3", "procedural ids look like 'tirmath/<family>/d<1-5>/<seed>'"),
+        ("gsm8k/3", "procedural ids look like 'tirmath/<family>/d<0-5>/<seed>'"),
         ("tirmath/modular/3/17", "procedural ids look like"),
         ("tirmath/modular/d3/-1", "procedural ids look like"),
         ("tirmath/modulr/d3/17", "did you mean 'modular'"),
-        ("tirmath/modular/d9/17", "difficulty must be d1 to d5"),
+        ("tirmath/modular/d9/17", "difficulty must be d0 to d5"),
     ],
 )
 def test_source_get_bad_ids(task_id: str, hint: str) -> None:

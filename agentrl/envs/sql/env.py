@@ -110,7 +110,10 @@ class SQLEnv(AgentEnv):
 
     ## Arguments
 
-    * ``schemas``, ``difficulty`` (1-5 or a range), ``db_seeds``: the generated question pool.
+    * ``schemas``, ``difficulty`` (0-5 or a range), ``db_seeds``: the generated question pool. ``0`` is the
+      easy tier: one table and a column that the question names (``SELECT name FROM authors``,
+      ``SELECT COUNT(*) FROM members``), so that a small model such as the embedded SmolLM2-135M scores
+      above zero; the verifier is unchanged. The default range is ``(1, 3)``.
     * ``dataset``: a Spider or BIRD root directory instead; ``dataset_format`` ``"spider"``/``"bird"``,
       ``split`` (``"dev"``).
     * ``test_suite``: perturbed copies to also score on (default 0).
@@ -120,7 +123,7 @@ class SQLEnv(AgentEnv):
 
     ## Version History
 
-    * v0: initial release.
+    * v0: initial release; later added the easy tier ``difficulty=0`` (the default range is unchanged).
 
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/SQL-v0", schemas=["shop"], difficulty=1)

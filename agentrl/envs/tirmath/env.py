@@ -84,7 +84,10 @@ class TIRMathEnv(AgentEnv):
     ```
 
     * ``families``: procedural families to draw from (default: all); see ``problems.FAMILIES``.
-    * ``difficulty``: an int 1-5 or an inclusive ``(low, high)`` range.
+    * ``difficulty``: an int 0-5 or an inclusive ``(low, high)`` range. ``0`` is the easy tier: one-step
+      problems on single-digit numbers (``What is $5 \\times 3$?``, ``If $x + 3 = 8$, what is $x$?``,
+      ``What is $1 + 2 + 3$?``) that say no code is needed, so that a small model such as the embedded
+      SmolLM2-135M scores above zero; the verifier is unchanged. ``1``-``5`` need code.
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
     * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``.
     * ``isolation``: ``"auto"`` (bubblewrap when installed), ``"bwrap"`` or ``"process"``.
@@ -97,7 +100,7 @@ class TIRMathEnv(AgentEnv):
 
     ## Version History
 
-    * v0: initial release.
+    * v0: initial release; later added the easy tier ``difficulty=0`` (the default range is unchanged).
 
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/TIRMath-v0", families=["modular"], difficulty=1)
