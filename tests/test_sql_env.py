@@ -36,6 +36,21 @@ def test_observation_has_schema_question_and_format(env):
     assert env.metadata["stop_sequences"] == ("</sql>", "</solution>")
 
 
+def test_easy_tier_shows_only_the_named_table_and_passes_check_domain():
+    check_domain("AgentRL/SQL-v0", seeds=(0, 1), make_kwargs={"difficulty": 0})
+    easy = gym.make("AgentRL/SQL-v0", difficulty=0)
+    try:
+        for seed in range(4):
+            observation, info = easy.reset(seed=seed)
+            table = easy.unwrapped.task.answer.rsplit(" FROM ", 1)[1]
+            assert info["task_id"].split("/")[3] == "d0"
+            assert observation.count("CREATE TABLE") == 1 and f"CREATE TABLE {table} (" in observation
+            _, reward, terminated, _, _ = easy.step(easy.unwrapped.task.oracle_actions[0])
+            assert reward == 1.0 and terminated
+    finally:
+        easy.close()
+
+
 def test_exploration_shows_rows_and_turns_left(env):
     env.reset(seed=0)
     observation, reward, terminated, _, info = env.step("<sql>SELECT 1 AS one, 'x' AS two</sql>")

@@ -113,7 +113,8 @@ class SQLEnv(AgentEnv):
     * ``schemas``, ``difficulty`` (0-5 or a range), ``db_seeds``: the generated question pool. ``0`` is the
       easy tier: one table and a column that the question names (``SELECT name FROM authors``,
       ``SELECT COUNT(*) FROM members``), so that a small model such as the embedded SmolLM2-135M scores
-      above zero; the verifier is unchanged. The default range is ``(1, 3)``.
+      above zero; its first observation shows only that table. The verifier is unchanged. The default
+      range is ``(1, 3)``.
     * ``dataset``: a Spider or BIRD root directory instead; ``dataset_format`` ``"spider"``/``"bird"``,
       ``split`` (``"dev"``).
     * ``test_suite``: perturbed copies to also score on (default 0).
@@ -191,7 +192,8 @@ class SQLEnv(AgentEnv):
         """The question, the schema with sample rows, and the action format."""
         from agentrl.envs.sql.databases import schema_text
 
-        schema = schema_text(task.metadata["db_path"], budget_chars=self.schema_budget_chars)
+        tables = task.metadata.get("schema_tables")  # the easy tier: only the table the question names
+        schema = schema_text(task.metadata["db_path"], budget_chars=self.schema_budget_chars, tables=tables)
         return (
             f"Database schema (with a few sample rows per table):\n{schema}\n\n"
             f"Question: {task.prompt}\n\n{self.action_set.describe()}\n(You have {self.max_turns} turns.)"

@@ -5,7 +5,7 @@ with its gold SQL. Difficulty levels follow Spider's hardness buckets loosely:
 
 0. the easy tier: one table and a column that the question names (``SELECT name FROM products``,
    ``SELECT COUNT(*) FROM customers``), so that a small model (the embedded SmolLM2-135M) can
-   score above zero;
+   score above zero; the env shows only that table's schema (``metadata["schema_tables"]``);
 1. selection and filters;
 2. aggregation, ``ORDER BY`` / ``LIMIT``;
 3. ``GROUP BY`` / ``HAVING`` and joins over two tables;
@@ -571,6 +571,8 @@ def generate_question(
             "gold_sql": sql,
             "order_matters": order_matters,
             "schema": schema,
+            # the easy tier shows only the table the question names
+            **({"schema_tables": [sql.rsplit(" FROM ", 1)[1]]} if difficulty == EASY else {}),
         },
     )
 
