@@ -76,7 +76,11 @@ def test_task_shape(family: str) -> None:
                 "difficulty": difficulty,
                 "seed": seed,
             }
-            assert task.prompt.endswith("Give the final answer as \\boxed{...}.")
+            if difficulty:
+                assert task.prompt.endswith("Give the final answer as \\boxed{...}.")
+            else:  # the easy tier: a worked example of the format, then the question
+                assert task.prompt.startswith("Answer with the number in \\boxed{}. Example:\n")
+                assert task.prompt.endswith("\nAnswer:")
             # exact: an integer or a reduced LaTeX fraction, short enough for math-verify
             assert ANSWER_RE.match(task.answer), task.answer
             assert len(task.answer) <= 60, (task.id, task.answer)
@@ -99,10 +103,11 @@ def test_easy_tier_is_one_small_step() -> None:
     assert len({t.prompt for t in tasks}) >= 40  # procedural, not a fixed list
     for task in tasks:
         assert task.id.startswith(f"tirmath/{task.family}/d0/") and source.get(task.id) == task
-        assert problems.EASY_SENTENCE in task.prompt
-        numbers = [int(n) for n in re.findall(r"\d+", task.prompt)]
+        example, question = task.prompt.split("\n\nQuestion: ")
+        assert problems.EASY_EXAMPLE in example
+        numbers = [int(n) for n in re.findall(r"\d+", question)]
         assert numbers and max(numbers) <= 18, task.prompt  # single digits (a dividend up to 18)
-        assert 0 <= int(task.answer) <= 81, task.id
+        assert 0 <= int(task.answer) <= 81, task.id  # never 100, the example's answer: copying it scores 0
     # the default range stays the code-needing tiers
     assert ProceduralMathSource().difficulty_range == (1, 3)
     with pytest.raises(UnknownTask, match="d<0-5>"):

@@ -10,8 +10,9 @@ A problem is fully determined by ``(family, difficulty, seed)``, which its id sp
 task from its id alone.
 
 Difficulty 0 is the *easy tier*: one-step problems on single-digit numbers (``3 + 5``, ``x + 2 = 7``,
-``1 + 2 + 3``) that can be answered directly in ``\boxed{}`` without code. It exists so that a small
-model (the embedded SmolLM2-135M) scores above zero; the verifier is the same as for every tier.
+``1 + 2 + 3``) answered directly in ``\boxed{}``, no code needed, after a one-line worked example of
+that format. It exists so that a small model (the embedded SmolLM2-135M) scores above zero; the
+verifier is the same as for every tier.
 
 Answers are canonical strings: an integer such as ``"-1234"``, or a reduced fraction in LaTeX such
 as ``"\frac{3}{7}"`` / ``"-\frac{3}{7}"``.
@@ -675,12 +676,14 @@ def _series(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
 # --------------------------------------------------------------------------------------------
 # the easy tier (difficulty 0): one step on single-digit numbers, answerable without code
 
-EASY_SENTENCE = "No code is needed: answer directly."
+#: The easy tier's worked example. Its answer, 100, is above every easy answer (at most 81), so an
+#: agent that only copies the example never scores.
+EASY_EXAMPLE = "Question: What is $50 + 50$?\nAnswer: \\boxed{100}"
 
 
 def _easy_prompt(statement: str) -> str:
-    """An easy statement, the hint that no code is needed, then the boxed-answer instruction."""
-    return _prompt(statement, EASY_SENTENCE)
+    """An easy statement after a one-line worked example of the answer format (small models copy formats)."""
+    return f"Answer with the number in \\boxed{{}}. Example:\n{EASY_EXAMPLE}\n\nQuestion: {statement}\nAnswer:"
 
 
 def _easy_arithmetic(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
