@@ -9,6 +9,7 @@ import gymnasium as gym
 import pytest
 
 import agentrl  # noqa: F401
+from agentrl.envs.sql.env import EASY_INSTRUCTIONS
 from agentrl.testing import check_domain
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -45,6 +46,12 @@ def test_easy_tier_shows_only_the_named_table_and_passes_check_domain():
             table = easy.unwrapped.task.answer.rsplit(" FROM ", 1)[1]
             assert info["task_id"].split("/")[3] == "d0"
             assert observation.count("CREATE TABLE") == 1 and f"CREATE TABLE {table} (" in observation
+            assert EASY_INSTRUCTIONS in observation and "<sql>" not in observation
+            assert observation.endswith(f"Question: {easy.unwrapped.task.prompt}\nAnswer:")
+            if seed == 0:  # copying the example never scores: no database has a table 'cities'
+                _, reward, terminated, _, _ = easy.step("<solution>SELECT name FROM cities</solution>")
+                assert reward == 0.0 and terminated
+                easy.reset(seed=seed)
             _, reward, terminated, _, _ = easy.step(easy.unwrapped.task.oracle_actions[0])
             assert reward == 1.0 and terminated
     finally:
