@@ -79,7 +79,7 @@ def test_task_shape(family: str) -> None:
             if difficulty:
                 assert task.prompt.endswith("Give the final answer as \\boxed{...}.")
             else:  # the easy tier: a worked example of the format, then the question
-                assert task.prompt.startswith("Answer with the number in \\boxed{}. Example:\n")
+                assert task.prompt.startswith(problems.EASY_FORMAT + "\n\nQuestion: ")
                 assert task.prompt.endswith("\nAnswer:")
             # exact: an integer or a reduced LaTeX fraction, short enough for math-verify
             assert ANSWER_RE.match(task.answer), task.answer
@@ -104,7 +104,7 @@ def test_easy_tier_is_one_small_step() -> None:
     for task in tasks:
         assert task.id.startswith(f"tirmath/{task.family}/d0/") and source.get(task.id) == task
         example, question = task.prompt.split("\n\nQuestion: ")
-        assert problems.EASY_EXAMPLE in example
+        assert example == problems.EASY_FORMAT
         numbers = [int(n) for n in re.findall(r"\d+", question)]
         assert numbers and max(numbers) <= 18, task.prompt  # single digits (a dividend up to 18)
         assert 0 <= int(task.answer) <= 81, task.id  # never 100, the example's answer: copying it scores 0

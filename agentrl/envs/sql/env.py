@@ -28,9 +28,8 @@ SYSTEM_PROMPT = (
 #: The easy tier's answer format, with a worked example (a small model copies the format of what it
 #: reads; the example's table, ``cities``, is in no generated database, so copying it never scores).
 EASY_INSTRUCTIONS = (
-    "Answer with one SQLite query in <solution>...</solution>. Example:\n"
-    "Question: List the names of all the cities: select the column name from the table cities.\n"
-    "Answer: <solution>SELECT name FROM cities</solution>"
+    "Answer with one SQLite query in <solution>...</solution>, for example "
+    "<solution>SELECT name FROM cities</solution> for the names in a table cities."
 )
 
 

@@ -10,9 +10,9 @@ A problem is fully determined by ``(family, difficulty, seed)``, which its id sp
 task from its id alone.
 
 Difficulty 0 is the *easy tier*: one-step problems on single-digit numbers (``3 + 5``, ``x + 2 = 7``,
-``1 + 2 + 3``) answered directly in ``\boxed{}``, no code needed, after a one-line worked example of
-that format. It exists so that a small model (the embedded SmolLM2-135M) scores above zero; the
-verifier is the same as for every tier.
+``1 + 2 + 3``) answered directly in ``\boxed{}``, no code needed, after an example of that format.
+It exists so that a small model (the embedded SmolLM2-135M) scores above zero; the verifier is the
+same as for every tier.
 
 Answers are canonical strings: an integer such as ``"-1234"``, or a reduced fraction in LaTeX such
 as ``"\frac{3}{7}"`` / ``"-\frac{3}{7}"``.
@@ -39,6 +39,7 @@ from agentrl.core.task import Task
 __all__ = [
     "DIFFICULTIES",
     "EASY",
+    "EASY_FORMAT",
     "FAMILIES",
     "ID_PREFIX",
     "ProceduralMathSource",
@@ -676,14 +677,14 @@ def _series(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
 # --------------------------------------------------------------------------------------------
 # the easy tier (difficulty 0): one step on single-digit numbers, answerable without code
 
-#: The easy tier's worked example. Its answer, 100, is above every easy answer (at most 81), so an
-#: agent that only copies the example never scores.
-EASY_EXAMPLE = "Question: What is $50 + 50$?\nAnswer: \\boxed{100}"
+#: The easy tier's answer format, with an example. Its answer, 100, is above every easy answer (at
+#: most 81), so an agent that only copies the example never scores.
+EASY_FORMAT = "Answer with the number in \\boxed{}, for example \\boxed{100} if the answer is 100."
 
 
 def _easy_prompt(statement: str) -> str:
-    """An easy statement after a one-line worked example of the answer format (small models copy formats)."""
-    return f"Answer with the number in \\boxed{{}}. Example:\n{EASY_EXAMPLE}\n\nQuestion: {statement}\nAnswer:"
+    """The answer format with an example (small models copy formats), then the statement."""
+    return f"{EASY_FORMAT}\n\nQuestion: {statement}\nAnswer:"
 
 
 def _easy_arithmetic(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
