@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -63,7 +64,7 @@ def test_schema_text_budget(cache: Path) -> None:
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_every_generated_question_is_answerable(schema: str, cache: Path) -> None:
-    for difficulty in range(1, 6):
+    for difficulty in range(0, 6):  # 0: the easy tier
         for seed in range(6):
             task = generate_question(schema, seed % 2, difficulty, seed, cache)
             assert task.id == f"sql/{schema}/db{seed % 2}/d{difficulty}/{seed}"
@@ -75,6 +76,22 @@ def test_every_generated_question_is_answerable(schema: str, cache: Path) -> Non
             assert con.execute(oracle[len("<solution>") : -len("</solution>")]).fetchall() == gold
             assert task.metadata["order_matters"] == ("ORDER BY" in task.answer and "ordered from" in task.prompt)
             assert task.family == schema and task.difficulty == difficulty and task.prompt.strip()
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_easy_tier_is_one_table_and_a_named_column(schema: str, cache: Path) -> None:
+    src = ProceduralSQLSource(schemas=[schema], difficulty=0, db_seeds=(0,), cache_dir=cache)
+    rng = np.random.default_rng(0)
+    tasks = [src.sample(rng) for _ in range(30)]
+    assert len({t.prompt for t in tasks}) >= 4
+    for task in tasks:
+        assert task.id.startswith(f"sql/{schema}/db0/d0/") and task.difficulty == 0 and src.get(task.id) == task
+        match = re.fullmatch(r"SELECT (\w+|COUNT\(\*\)) FROM (\w+)", task.answer)
+        assert match, task.answer  # one table, no filter, no join
+        column, table = match.groups()
+        assert f"table {table}" in task.prompt, task.prompt
+        assert column == "COUNT(*)" or f"column {column}" in task.prompt, task.prompt
+    assert ProceduralSQLSource(cache_dir=cache).difficulty_range == (1, 3)  # the default is unchanged
 
 
 def test_generation_speed_and_top_n_has_no_ties(cache: Path) -> None:
@@ -108,8 +125,10 @@ def test_source_sample_and_get_regenerate(cache: Path) -> None:
 def test_errors(cache: Path) -> None:
     with pytest.raises(ValueError, match="did you mean 'shop'"):
         ProceduralSQLSource(schemas=["shopp"])
-    with pytest.raises(ValueError, match="difficulty must be an integer from 1 to 5"):
+    with pytest.raises(ValueError, match="difficulty must be an integer from 0 to 5"):
         ProceduralSQLSource(difficulty=7)
+    with pytest.raises(ValueError, match="difficulty must be an integer from 0 to 5"):
+        ProceduralSQLSource(difficulty=-1)
     with pytest.raises(ValueError, match="choose from"):
         build_database("hospitl", 0, cache / "x.sqlite")
     src = ProceduralSQLSource(cache_dir=cache)

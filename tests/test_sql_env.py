@@ -9,6 +9,7 @@ import gymnasium as gym
 import pytest
 
 import agentrl  # noqa: F401
+from agentrl.envs.sql.env import EASY_INSTRUCTIONS
 from agentrl.testing import check_domain
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -34,6 +35,27 @@ def test_observation_has_schema_question_and_format(env):
     assert "CREATE TABLE" in observation and "Question:" in observation and "<solution>" in observation
     assert info["task_id"].startswith("sql/")
     assert env.metadata["stop_sequences"] == ("</sql>", "</solution>")
+
+
+def test_easy_tier_shows_only_the_named_table_and_passes_check_domain():
+    check_domain("AgentRL/SQL-v0", seeds=(0, 1), make_kwargs={"difficulty": 0})
+    easy = gym.make("AgentRL/SQL-v0", difficulty=0)
+    try:
+        for seed in range(4):
+            observation, info = easy.reset(seed=seed)
+            table = easy.unwrapped.task.answer.rsplit(" FROM ", 1)[1]
+            assert info["task_id"].split("/")[3] == "d0"
+            assert observation.count("CREATE TABLE") == 1 and f"CREATE TABLE {table} (" in observation
+            assert EASY_INSTRUCTIONS in observation and "<sql>" not in observation
+            assert observation.endswith(f"Question: {easy.unwrapped.task.prompt}\nAnswer:")
+            if seed == 0:  # copying the example never scores: no database has a table 'cities'
+                _, reward, terminated, _, _ = easy.step("<solution>SELECT name FROM cities</solution>")
+                assert reward == 0.0 and terminated
+                easy.reset(seed=seed)
+            _, reward, terminated, _, _ = easy.step(easy.unwrapped.task.oracle_actions[0])
+            assert reward == 1.0 and terminated
+    finally:
+        easy.close()
 
 
 def test_exploration_shows_rows_and_turns_left(env):
@@ -129,7 +151,7 @@ def test_oracle_scores_one_on_every_schema_and_difficulty_with_a_test_suite():
 
     verifier = SQLVerifier(test_suite=2)
     for schema in SCHEMAS:
-        for difficulty in range(1, 6):
+        for difficulty in range(0, 6):  # 0: the easy tier
             for seed in range(3):
                 task = generate_question(schema, 0, difficulty, seed)
                 score = verifier(task, task.metadata["gold_sql"], {})

@@ -78,6 +78,27 @@ def test_difficulty_and_family_knobs():
         gym.make("AgentRL/TIRMath-v0", families=["modulr"])
 
 
+def test_easy_tier_observation_is_the_question_and_its_format():
+    from agentrl.testing import check_domain
+
+    check_domain("AgentRL/TIRMath-v0", seeds=(0, 1), make_kwargs={"difficulty": 0})
+    env = gym.make("AgentRL/TIRMath-v0", difficulty=0)
+    try:
+        observation, info = env.reset(seed=1)
+        task = env.unwrapped.task
+        assert info["task_id"].split("/")[2] == "d0" and observation == task.prompt
+        assert "```python" not in observation and observation.endswith("\nAnswer:")
+        _, reward, terminated, _, _ = env.step("Answer: \\boxed{100}")  # copying the example scores 0
+        assert terminated and reward == 0.0
+        env.reset(seed=1)
+        output = env.step("```python\nprint(6 * 7)\n```")[0]  # code still runs
+        assert "42" in output
+        _, reward, terminated, _, _ = env.step(f"Answer: \\boxed{{{task.answer}}}")
+        assert terminated and reward == 1.0
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("name", ["gsm8k_sample.jsonl", "math_sample.jsonl"])
 def test_dataset_files_with_the_oracle(name):
     env = gym.make("AgentRL/TIRMath-v0", dataset=str(FIXTURES / name))

@@ -103,3 +103,117 @@ def test_verifier_works_off_the_main_thread_and_bounds_hostile_answers():
     # still usable after a timeout or a crash of the helper process
     assert verifier(task, "\\sqrt{2}", {}).value == 1.0
     assert verifier(Task("t", "", "x^2"), "x*x", {}).value == 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# the grader process never imports the caller: scoring from stdin, -c, unguarded scripts, embedded
+
+SCORING_PROGRAM = """
+import json, sys
+sys.path[:0] = json.loads({path!r})
+print("program body ran", flush=True)
+from agentrl.core.task import Task
+from agentrl.envs.tirmath.verify import MathVerifier
+verifier = MathVerifier(timeout_s=60)
+task = Task("t", "q", "(x+1)^2")
+print("scores", verifier(task, "x^2+2x+1", {{}}).value, verifier(task, "x^2+1", {{}}).value, flush=True)
+"""
+
+EMBED_C = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+int main(int argc, char **argv) {
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    /* the host program is sys.executable, as in a real embedding application */
+    PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, argv[0]);
+    if (PyStatus_Exception(status)) return 3;
+    status = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(status)) return 4;
+    FILE *file = fopen(argv[1], "r");
+    if (file == NULL) return 5;
+    int failed = PyRun_SimpleFile(file, argv[1]);
+    if (Py_FinalizeEx() < 0) return 6;
+    return failed ? 1 : 0;
+}
+"""
+
+
+def _embedded_python(tmp_path) -> str:
+    """A tiny C program embedding this Python (skips without a compiler or a shared libpython)."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    include, libdir = sysconfig.get_paths()["include"], sysconfig.get_config_var("LIBDIR")
+    version = sysconfig.get_config_var("LDVERSION") or sysconfig.get_python_version()
+    if not compiler or not libdir or not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        pytest.skip("needs a C compiler and a shared libpython")
+    source, binary = tmp_path / "embed.c", tmp_path / "embedded-host"
+    source.write_text(EMBED_C)
+    build = subprocess.run(
+        [compiler, str(source), "-o", str(binary), f"-I{include}", f"-L{libdir}", f"-lpython{version}",
+         f"-Wl,-rpath,{libdir}", "-lm", "-ldl"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if build.returncode != 0:
+        pytest.skip(f"cannot build an embedded interpreter: {build.stderr[-500:]}")
+    return str(binary)
+
+
+@pytest.mark.parametrize("launch", ["stdin", "dash_c", "unguarded_script", "embedded"])
+def test_scoring_works_however_the_caller_was_started(launch: str, tmp_path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    program = SCORING_PROGRAM.format(path=json.dumps(sys.path))
+    script = tmp_path / "score_without_main_guard.py"
+    script.write_text(program)
+    env = {k: v for k, v in os.environ.items() if k != "AGENTRL_GRADER_PYTHON"}
+    commands = {
+        "stdin": ([sys.executable, "-"], program),
+        "dash_c": ([sys.executable, "-c", program], None),
+        "unguarded_script": ([sys.executable, str(script)], None),
+    }
+    if launch == "embedded":
+        command, stdin = [_embedded_python(tmp_path), str(script)], None
+    else:
+        command, stdin = commands[launch]
+    done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ConnectionResetError" not in done.stderr and "Error" not in done.stdout, done.stderr[-3000:]
+    assert done.stdout.count("program body ran") == 1, done.stdout  # the grader never re-ran the caller
+    assert "scores 1.0 0.0" in done.stdout, (done.stdout, done.stderr[-3000:])
+
+
+def test_check_domain_passes_for_a_program_read_from_stdin(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    program = (
+        f"import json, sys\nsys.path[:0] = json.loads({json.dumps(sys.path)!r})\n"
+        "from agentrl.testing import check_domain\n"
+        "check_domain('AgentRL/TIRMath-v0')\n"
+        "print('check_domain ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"], input=program, capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert done.returncode == 0 and "check_domain ok" in done.stdout, done.stderr[-3000:]
+
+
+def test_python_executable_is_python_and_can_be_overridden(monkeypatch) -> None:
+    import sys
+
+    from agentrl.envs.tirmath import grader
+
+    assert grader.python_executable() == sys.executable
+    monkeypatch.setattr(sys, "executable", "/opt/host-app/bin/embedding-host")  # an embedded interpreter
+    assert "python" in grader.python_executable().rsplit("/", 1)[-1]
+    monkeypatch.setenv(grader.PYTHON_ENV_VAR, "/custom/python3")
+    assert grader.python_executable() == "/custom/python3"

@@ -23,7 +23,7 @@ from agentrl.envs.tirmath.datasets import JsonlMathSource, extract_boxed, gsm8k_
 from agentrl.envs.tirmath.problems import FAMILIES, ProceduralMathSource, generate_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
-DIFFICULTIES = (1, 2, 3, 4, 5)
+DIFFICULTIES = (0, 1, 2, 3, 4, 5)  # 0: the easy tier
 SEEDS = range(12)
 ANSWER_RE = re.compile(r"^-?(\d+|\\frac\{\d+\}\{\d+\})$")
 CODE_RE = re.compile(r"\A(?P<intro>.*?)\n```python\n(?P<code>.*)\n```\Z", re.DOTALL)
@@ -76,7 +76,11 @@ def test_task_shape(family: str) -> None:
                 "difficulty": difficulty,
                 "seed": seed,
             }
-            assert task.prompt.endswith("Give the final answer as \\boxed{...}.")
+            if difficulty:
+                assert task.prompt.endswith("Give the final answer as \\boxed{...}.")
+            else:  # the easy tier: a worked example of the format, then the question
+                assert task.prompt.startswith(problems.EASY_FORMAT + "\n\nQuestion: ")
+                assert task.prompt.endswith("\nAnswer:")
             # exact: an integer or a reduced LaTeX fraction, short enough for math-verify
             assert ANSWER_RE.match(task.answer), task.answer
             assert len(task.answer) <= 60, (task.id, task.answer)
@@ -88,6 +92,26 @@ def test_task_shape(family: str) -> None:
             assert task.oracle_actions[0].startswith("I'll compute this.\n```python\n")
             assert task.oracle_actions[1] == f"The answer is \\boxed{{{task.answer}}}."
             assert "```" not in oracle_code(task)
+
+
+def test_easy_tier_is_one_small_step() -> None:
+    source = ProceduralMathSource(difficulty=0)
+    assert source.difficulty_range == (0, 0)
+    rng = np.random.default_rng(0)
+    tasks = [source.sample(rng) for _ in range(200)]
+    assert {t.family for t in tasks} == set(FAMILIES) and {t.difficulty for t in tasks} == {0}
+    assert len({t.prompt for t in tasks}) >= 40  # procedural, not a fixed list
+    for task in tasks:
+        assert task.id.startswith(f"tirmath/{task.family}/d0/") and source.get(task.id) == task
+        example, question = task.prompt.split("\n\nQuestion: ")
+        assert example == problems.EASY_FORMAT
+        numbers = [int(n) for n in re.findall(r"\d+", question)]
+        assert numbers and max(numbers) <= 18, task.prompt  # single digits (a dividend up to 18)
+        assert 0 <= int(task.answer) <= 81, task.id  # never 100, the example's answer: copying it scores 0
+    # the default range stays the code-needing tiers
+    assert ProceduralMathSource().difficulty_range == (1, 3)
+    with pytest.raises(UnknownTask, match="d<0-5>"):
+        problems.parse_task_id("tirmath/modular/d6/1")
 
 
 def test_generation_is_deterministic_and_seeds_differ() -> None:
@@ -115,7 +139,7 @@ def test_difficulty_scales_sizes() -> None:
             d: np.mean([len(generate_problem(family, d, seed).answer) for seed in range(30)]) for d in (1, 5)
         }
         assert mean_length[5] > mean_length[1], family
-    unknowns = {d: generate_problem("linear_system", d, 0).prompt.count("=") for d in DIFFICULTIES}
+    unknowns = {d: generate_problem("linear_system", d, 0).prompt.count("=") for d in (1, 2, 3, 4, 5)}
     assert unknowns == {1: 2, 2: 3, 3: 4, 4: 5, 5: 5}
 
 
@@ -152,8 +176,8 @@ def test_generate_problem_rejects_bad_arguments() -> None:
         generate_problem("modulr", 2, 0)
     with pytest.raises(ValueError, match="choose from"):
         generate_problem("geometry", 2, 0)
-    for bad in (0, 6, "3", True, 2.0):
-        with pytest.raises(ValueError, match="difficulty must be an integer from 1 to 5"):
+    for bad in (-1, 6, "3", True, 2.0):
+        with pytest.raises(ValueError, match="difficulty must be an integer from 0 to 5"):
             generate_problem("modular", bad, 0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-negative"):
         generate_problem("modular", 2, -1)
@@ -191,8 +215,8 @@ def test_source_rejects_bad_configuration() -> None:
         ProceduralMathSource(families=["serie"])
     with pytest.raises(ValueError, match="must not be empty"):
         ProceduralMathSource(families=[])
-    with pytest.raises(ValueError, match="from 1 to 5"):
-        ProceduralMathSource(difficulty=(0, 3))
+    with pytest.raises(ValueError, match="from 0 to 5"):
+        ProceduralMathSource(difficulty=(-1, 3))
     with pytest.raises(ValueError, match="empty"):
         ProceduralMathSource(difficulty=(4, 2))
     with pytest.raises(ValueError, match="pair"):
@@ -202,11 +226,11 @@ def test_source_rejects_bad_configuration() -> None:
 @pytest.mark.parametrize(
     ("task_id", "hint"),
     [
-        ("gsm8k/3", "procedural ids look like 'tirmath/<family>/d<1-5>/<seed>'"),
+        ("gsm8k/3", "procedural ids look like 'tirmath/<family>/d<0-5>/<seed>'"),
         ("tirmath/modular/3/17", "procedural ids look like"),
         ("tirmath/modular/d3/-1", "procedural ids look like"),
         ("tirmath/modulr/d3/17", "did you mean 'modular'"),
-        ("tirmath/modular/d9/17", "difficulty must be d1 to d5"),
+        ("tirmath/modular/d9/17", "difficulty must be d0 to d5"),
     ],
 )
 def test_source_get_bad_ids(task_id: str, hint: str) -> None:

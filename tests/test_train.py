@@ -413,3 +413,95 @@ def test_ppo_overlaps_rollouts_too(tmp_path: Path) -> None:
     # a prefetched episode whose first turn comes after the update bumped the policy version fails,
     # so how many survive depends on timing (on a loaded machine, none may).
     assert all(m["rollout/trajectories"] + m["rollout/failed"] == 4 for m in history)
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+class BrokenLetterEnv(LetterEnv):
+    """Every reset fails, as a misconfigured env would."""
+
+    def reset(self, *, seed=None, options=None):
+        raise RuntimeError("broken env: the database is missing")
+
+
+class FlakyLetterEnv(LetterEnv):
+    """Every fourth reset (over all instances) fails."""
+
+    resets = iter(())
+
+    def reset(self, *, seed=None, options=None):
+        if next(type(self).resets) % 4 == 0:
+            raise RuntimeError("flaky env: reset failed")
+        return super().reset(seed=seed, options=options)
+
+
+def cli_train(argv: list[str]) -> int:
+    from agentrl.cli import main
+
+    return main(["train", "grpo", "--model", "tiny", "--max-new-tokens", "6", "--group-size", "4",
+                 "--prompts-per-step", "2", "--tensorboard", "false", *argv])  # fmt: skip
+
+
+def test_cli_refuses_an_unknown_env_id_before_any_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "typo"
+    assert cli_train(["--env", "AgentRL/Leter-v0", "--output-dir", str(out), "--max-steps", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "Leter" in err and "Did you mean: `Letter`?" in err
+    assert cli_train(["--env", "AgentRL/NoSuchEnv-v0", "--output-dir", str(out), "--max-steps", "2"]) == 2
+    assert "NoSuchEnv" in capsys.readouterr().err
+    assert not out.exists()  # refused before a model was built or a step ran
+
+
+def test_env_failing_every_rollout_stops_the_run_with_its_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gymnasium as gym
+
+    from agentrl.train.trainer import RolloutsFailed
+
+    with GRPOTrainer(grpo_args(tmp_path, env_fn=BrokenLetterEnv, max_steps=2)) as trainer:
+        with pytest.raises(RolloutsFailed, match=r"step 1: all 32 rollouts failed.*the database is missing"):
+            trainer.train()
+        assert trainer.step_index == 0
+    gym.register("AgentRLTest/BrokenLetter-v0", entry_point=BrokenLetterEnv)
+    try:
+        out = tmp_path / "cli"
+        assert cli_train(["--env", "AgentRLTest/BrokenLetter-v0", "--output-dir", str(out), "--max-steps", "2"]) == 2
+        captured = capsys.readouterr()
+        assert "all 8 rollouts failed" in captured.err and "the database is missing" in captured.err
+        assert "reward nan" not in captured.out
+    finally:
+        gym.registry.pop("AgentRLTest/BrokenLetter-v0", None)
+
+
+def test_env_failing_some_rollouts_is_named_in_the_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import itertools
+
+    import gymnasium as gym
+
+    from agentrl.train.metrics import failure_warning
+
+    FlakyLetterEnv.resets = itertools.count()
+    with GRPOTrainer(grpo_args(tmp_path / "api", env_fn=FlakyLetterEnv, max_steps=2)) as trainer:
+        history = trainer.train()
+    assert [m["rollout/failed"] + m["rollout/trajectories"] for m in history] == [32, 32]
+    assert all(m["rollout/failed"] == 8 for m in history)
+    assert history[0]["rollout/first_failure"] == "RuntimeError: flaky env: reset failed"
+    warning = failure_warning(history, 0.1)
+    assert warning and warning.startswith("warning: 16 of 64 rollouts failed (25%"), warning
+    assert failure_warning(history, 0.3) is None
+    FlakyLetterEnv.resets = itertools.count()
+    gym.register("AgentRLTest/FlakyLetter-v0", entry_point=FlakyLetterEnv)
+    try:
+        out = tmp_path / "cli"
+        assert cli_train(["--env", "AgentRLTest/FlakyLetter-v0", "--output-dir", str(out), "--max-steps", "2"]) == 0
+        summary = capsys.readouterr().out
+        assert "grpo: 2 step(s)" in summary
+        assert "warning: 4 of 16 rollouts failed (25%, above max_failure_rate=0.1)" in summary, summary
+        assert "the first failure: RuntimeError: flaky env: reset failed" in summary
+        assert cli_train(["--env", "AgentRLTest/FlakyLetter-v0", "--output-dir", str(tmp_path / "cli2"),
+                          "--max-steps", "1", "--max-failure-rate", "0.5"]) == 0  # fmt: skip
+        assert "warning" not in capsys.readouterr().out
+    finally:
+        gym.registry.pop("AgentRLTest/FlakyLetter-v0", None)

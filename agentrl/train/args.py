@@ -62,6 +62,8 @@ class TrainArgs:
         save_every: checkpoint every N steps (0: only at the end).
         resume: continue from the newest checkpoint in output_dir.
         tensorboard: also log to TensorBoard.
+        max_failure_rate: the share of failed rollouts over the run above which its summary warns,
+            with the first failure's error (a step in which every rollout fails stops the run).
     """
 
     env: str = "AgentRL/TIRMath-v0"
@@ -102,6 +104,7 @@ class TrainArgs:
     save_every: int = 0
     resume: bool = False
     tensorboard: bool = True
+    max_failure_rate: float = 0.1
 
     def __post_init__(self) -> None:
         for name in ("max_new_tokens", "grad_accum_steps", "updates_per_step", "num_envs"):
@@ -111,5 +114,7 @@ class TrainArgs:
             raise ValueError(f"max_steps must be >= 0, got {self.max_steps}")
         if self.temperature <= 0:
             raise ValueError("temperature must be > 0 for policy-gradient training (logprobs need a distribution)")
+        if not 0.0 <= self.max_failure_rate <= 1.0:
+            raise ValueError(f"max_failure_rate must be between 0 and 1, got {self.max_failure_rate}")
         if self.recompute_old_logprobs is None:
             self.recompute_old_logprobs = not self.overlap_rollouts

@@ -156,6 +156,11 @@ def run_train(namespace: argparse.Namespace) -> int:
             f"{namespace.algorithm}: {len(history)} step(s); reward {first.get('reward/mean', float('nan')):.3f} "
             f"-> {last.get('reward/mean', float('nan')):.3f}"
         )
+        from agentrl.train.metrics import failure_warning
+
+        warning = failure_warning(history, args.max_failure_rate)
+        if warning:
+            print(warning)
     else:
         print(f"{namespace.algorithm}: nothing to do (the run in {out} is already at max_steps={args.max_steps})")
     print(reward_curve(Path(out) / "metrics.jsonl"))

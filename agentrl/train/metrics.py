@@ -20,6 +20,7 @@ __all__ = [
     "MetricsLogger",
     "add_policy_totals",
     "args_dict",
+    "failure_warning",
     "policy_update_metrics",
     "rollout_metrics",
 ]
@@ -62,6 +63,28 @@ def rollout_metrics(trajectories: Sequence[Any], requested: int, policy_version:
         }
     )
     return metrics
+
+
+def failure_warning(history: Sequence[dict[str, Any]], max_rate: float) -> str | None:
+    """A warning for a run's summary when more than ``max_rate`` of its rollouts failed, else ``None``.
+
+    Example:
+        >>> steps = [{"rollout/trajectories": 6.0, "rollout/failed": 2.0, "rollout/first_failure": "EnvError: boom"},
+        ...          {"rollout/trajectories": 8.0, "rollout/failed": 0.0}]
+        >>> failure_warning(steps, 0.1)
+        'warning: 2 of 16 rollouts failed (12%, above max_failure_rate=0.1); the first failure: EnvError: boom'
+        >>> failure_warning(steps, 0.5) is None
+        True
+    """
+    failed = sum(float(row.get("rollout/failed", 0.0)) for row in history)
+    total = failed + sum(float(row.get("rollout/trajectories", 0.0)) for row in history)
+    if not total or failed / total <= max_rate:
+        return None
+    first = next((str(row["rollout/first_failure"]) for row in history if row.get("rollout/first_failure")), "")
+    return (
+        f"warning: {failed:g} of {total:g} rollouts failed ({failed / total:.0%}, above max_failure_rate={max_rate:g})"
+        + (f"; the first failure: {first}" if first else "")
+    )
 
 
 def add_policy_totals(totals: dict[str, float], loss: Any, entropy: Any, mask: Any, stats: dict[str, Any]) -> None:

@@ -14,7 +14,23 @@ from typing import Any
 from agentrl.core.errors import DependencyNotInstalled
 from agentrl.train._torch import import_torch
 
-__all__ = ["build_rollout", "load_policy_model", "policy_state_dict", "resolve_model_path"]
+__all__ = ["build_rollout", "check_env_id", "load_policy_model", "policy_state_dict", "resolve_model_path"]
+
+
+def check_env_id(env_id: str) -> None:
+    """Fail fast on an env id that is not registered, before any model is loaded or any step runs.
+
+    The check ``agentrl bench`` makes: Gymnasium's ``gym.spec``, whose error names the closest
+    registered ids (``Did you mean: `TIRMath`?``).
+
+    Raises:
+        gymnasium.error.Error: the id is malformed or not registered.
+    """
+    import gymnasium as gym
+
+    import agentrl  # noqa: F401  (registers the AgentRL/* ids)
+
+    gym.spec(env_id)
 
 
 def resolve_model_path(model: str, output_dir: Path) -> Path:

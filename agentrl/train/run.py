@@ -24,7 +24,13 @@ from agentrl.train.checkpoints import (
     set_rng_state,
 )
 from agentrl.train.metrics import COUNT_METRICS, MetricsLogger, args_dict
-from agentrl.train.models import build_rollout, load_policy_model, policy_state_dict, resolve_model_path
+from agentrl.train.models import (
+    build_rollout,
+    check_env_id,
+    load_policy_model,
+    policy_state_dict,
+    resolve_model_path,
+)
 
 __all__ = ["PolicyRun"]
 
@@ -39,6 +45,8 @@ class PolicyRun:
     """
 
     def __init__(self, args: TrainArgs) -> None:
+        if args.env_fn is None:
+            check_env_id(args.env)  # a typo fails here, not as a run in which every rollout fails
         torch = import_torch()
         from agentrl.rollout import RolloutConfig
 
@@ -84,6 +92,7 @@ class PolicyRun:
             max_turns=args.max_turns,
             max_context_tokens=args.max_context_tokens,
             max_staleness=args.max_staleness,
+            keep_failed=True,  # the trainers learn from the ok ones; the failed ones say why (Trainer.step)
         )
         self.backend, self.engine = build_rollout(
             env=args.env,

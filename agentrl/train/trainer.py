@@ -6,11 +6,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentrl.core.errors import AgentRLError
 from agentrl.train.args import TrainArgs
 from agentrl.train.metrics import rollout_metrics
 from agentrl.train.run import PolicyRun
 
-__all__ = ["Trainer"]
+__all__ = ["RolloutsFailed", "Trainer"]
+
+
+class RolloutsFailed(AgentRLError, RuntimeError):
+    """Every rollout of a step failed: nothing to learn from, and the next step would fail the same way."""
 
 
 class Trainer:
@@ -54,10 +59,19 @@ class Trainer:
         if trajectories is None:
             trajectories = run.collect(requests, step)
         generated = time.perf_counter()  # (with overlap: the time spent waiting for the batch)
+        failures = [t.failure or "no reason given" for t in trajectories if not t.ok]
+        if requests and not any(t.ok for t in trajectories):
+            first = failures[0] if failures else "no trajectory came back"
+            raise RolloutsFailed(
+                f"step {step + 1}: all {len(failures) or len(requests)} rollouts failed, so the run stops; "
+                f"the first failure: {first}"
+            )
         if args.overlap_rollouts and step + 1 < args.max_steps:
             run.prefetch(self.requests(step + 1), step + 1)
 
-        metrics = rollout_metrics(trajectories, len(requests), policy_version=step)
+        metrics: dict[str, Any] = dict(rollout_metrics(trajectories, len(requests), policy_version=step))
+        if failures:
+            metrics["rollout/first_failure"] = failures[0][:500]  # text: in metrics.jsonl, not in the plots
         trajectories, stale = run.drop_stale(trajectories)  # too-stale trajectories leave first
         metrics["filter/stale"] = float(stale)
         metrics.update(self.update(trajectories))

@@ -597,13 +597,19 @@ def database_path(schema: str, seed: int, cache_dir: str | os.PathLike[str] | No
     return path
 
 
-def schema_text(db_path: str | os.PathLike[str], sample_rows: int = 3, budget_chars: int = 6000) -> str:
+def schema_text(
+    db_path: str | os.PathLike[str],
+    sample_rows: int = 3,
+    budget_chars: int = 6000,
+    tables: Sequence[str] | None = None,
+) -> str:
     """Describe a database for a prompt: its ``CREATE`` statements plus a few sample rows per table.
 
     Args:
         db_path: an SQLite file.
         sample_rows: rows shown per table (0 for none).
         budget_chars: the text is cut to this many characters, ending with a visible marker.
+        tables: only these tables (default: all of them).
 
     Raises:
         FileNotFoundError: ``db_path`` does not exist.
@@ -614,10 +620,12 @@ def schema_text(db_path: str | os.PathLike[str], sample_rows: int = 3, budget_ch
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         parts = []
-        tables = con.execute(
+        rows_of_tables = con.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
         ).fetchall()
-        for name, sql in tables:
+        for name, sql in rows_of_tables:
+            if tables is not None and name not in tables:
+                continue
             parts.append(sql.strip() + ";")
             if sample_rows > 0:
                 cur = con.execute(f'SELECT * FROM "{name}" LIMIT {int(sample_rows)}')

@@ -16,12 +16,20 @@ from agentrl.core.verify import Score
 from agentrl.envs.sql.actions import SQLActionSet
 from agentrl.sandboxes.base import ExecutionResult
 
-__all__ = ["SYSTEM_PROMPT", "SQLEnv", "SQLVerifier"]
+__all__ = ["EASY_INSTRUCTIONS", "SYSTEM_PROMPT", "SQLEnv", "SQLVerifier"]
 
 SYSTEM_PROMPT = (
     "You are an expert data analyst who answers questions by writing SQLite queries. Look at the schema, "
     "explore the data when unsure (values, spellings, NULLs), then submit one query whose result answers "
     "the question exactly: the right columns, in a sensible order, with no extra rows."
+)
+
+
+#: The easy tier's answer format, with a worked example (a small model copies the format of what it
+#: reads; the example's table, ``cities``, is in no generated database, so copying it never scores).
+EASY_INSTRUCTIONS = (
+    "Answer with one SQLite query in <solution>...</solution>, for example "
+    "<solution>SELECT name FROM cities</solution> for the names in a table cities."
 )
 
 
@@ -134,7 +142,12 @@ class SQLEnv(AgentEnv):
 
     ## Arguments
 
-    * ``schemas``, ``difficulty`` (1-5 or a range), ``db_seeds``: the generated question pool.
+    * ``schemas``, ``difficulty`` (0-5 or a range), ``db_seeds``: the generated question pool. ``0`` is the
+      easy tier: one table and a column that the question names (``SELECT name FROM authors``,
+      ``SELECT COUNT(*) FROM members``), so that a small model such as the embedded SmolLM2-135M scores
+      above zero; its first observation shows only that table, then a worked example of the answer
+      format (on a table no database has) in place of the exploration instructions (``<sql>`` still
+      works). The verifier is unchanged. The default range is ``(1, 3)``.
     * ``dataset``: a Spider or BIRD root directory instead; ``dataset_format`` ``"spider"``/``"bird"``,
       ``split`` (``"dev"``).
     * ``test_suite``: perturbed copies to also score on (default 0).
@@ -147,6 +160,7 @@ class SQLEnv(AgentEnv):
 
     * v0: initial release. Spider/BIRD datasets are scored by the official evaluators' rules (before:
       Spider's comparison with rounded floats on ``<db_id>.sqlite`` only); generated tasks are unchanged.
+      Later added the easy tier ``difficulty=0`` (the default range is unchanged).
 
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/SQL-v0", schemas=["shop"], difficulty=1)
@@ -217,7 +231,13 @@ class SQLEnv(AgentEnv):
         """The question, the schema with sample rows, and the action format."""
         from agentrl.envs.sql.databases import schema_text
 
-        schema = schema_text(task.metadata["db_path"], budget_chars=self.schema_budget_chars)
+        tables = task.metadata.get("schema_tables")  # the easy tier: only the table the question names
+        schema = schema_text(task.metadata["db_path"], budget_chars=self.schema_budget_chars, tables=tables)
+        if tables:  # the easy tier: a worked example of the answer instead of the exploration instructions
+            return (
+                f"Database schema (with a few sample rows):\n{schema}\n\n{EASY_INSTRUCTIONS}\n\n"
+                f"Question: {task.prompt}\nAnswer:"
+            )
         return (
             f"Database schema (with a few sample rows per table):\n{schema}\n\n"
             f"Question: {task.prompt}\n\n{self.action_set.describe()}\n(You have {self.max_turns} turns.)"

@@ -3,6 +3,9 @@
 Each question is an English template filled with values drawn from the actual database, paired
 with its gold SQL. Difficulty levels follow Spider's hardness buckets loosely:
 
+0. the easy tier: one table and a column that the question names (``SELECT name FROM products``,
+   ``SELECT COUNT(*) FROM customers``), so that a small model (the embedded SmolLM2-135M) can
+   score above zero; the env shows only that table's schema (``metadata["schema_tables"]``);
 1. selection and filters;
 2. aggregation, ``ORDER BY`` / ``LIMIT``;
 3. ``GROUP BY`` / ``HAVING`` and joins over two tables;
@@ -33,10 +36,11 @@ from agentrl.core.errors import UnknownTask
 from agentrl.core.task import Task
 from agentrl.envs.sql.databases import SCHEMAS, check_schema, database_path
 
-__all__ = ["DIFFICULTIES", "ID_PREFIX", "ProceduralSQLSource", "generate_question", "parse_task_id"]
+__all__ = ["DIFFICULTIES", "EASY", "ID_PREFIX", "ProceduralSQLSource", "generate_question", "parse_task_id"]
 
 ID_PREFIX = "sql"
-DIFFICULTIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+DIFFICULTIES: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
+EASY = 0  # the easy tier: one table, the column named in the question
 _MAX_TRIES = 200
 
 
@@ -161,6 +165,36 @@ Template = Callable[[_Ctx], tuple[str, str, bool]]
 
 # --------------------------------------------------------------------------------------------
 # templates: each returns (question, gold_sql, order_matters) or raises _Reject
+
+
+def _t0_column(c: _Ctx) -> tuple[str, str, bool]:
+    s = c.s
+    col = c.pick((s.ent_name, s.text[0], *(n for n, _ in s.nums)))
+    return (
+        f"List the {col} of every row of the table {s.ent}: select the column {col} from the table {s.ent}.",
+        f"SELECT {col} FROM {s.ent}",
+        False,
+    )
+
+
+def _t0_name(c: _Ctx) -> tuple[str, str, bool]:
+    s = c.s
+    table = c.pick((s.other, s.parent))
+    return (
+        f"List the names of all the {table}: select the column name from the table {table}.",
+        f"SELECT name FROM {table}",
+        False,
+    )
+
+
+def _t0_count(c: _Ctx) -> tuple[str, str, bool]:
+    s = c.s
+    table = c.pick((s.ent, s.other, s.parent))
+    return (
+        f"How many rows does the table {table} have? Count the rows of the table {table}.",
+        f"SELECT COUNT(*) FROM {table}",
+        False,
+    )
 
 
 def _t1_text(c: _Ctx) -> tuple[str, str, bool]:
@@ -451,6 +485,7 @@ def _t5_fact_above_avg(c: _Ctx) -> tuple[str, str, bool]:
 
 
 _TEMPLATES: dict[int, tuple[Template, ...]] = {
+    0: (_t0_column, _t0_name, _t0_count),
     1: (_t1_text, _t1_num, _t1_both, _t1_other),
     2: (_t2_count, _t2_agg, _t2_top),
     3: (_t3_group, _t3_having, _t3_join, _t3_join_group, _t3_fact_having),
@@ -482,7 +517,7 @@ def generate_question(
     Args:
         schema: one of :data:`~agentrl.envs.sql.databases.SCHEMAS`.
         db_seed: which generated database of that schema (built and cached on first use).
-        difficulty: 1 to 5 (see the module docstring).
+        difficulty: 0 (the easy tier) to 5 (see the module docstring).
         seed: a non-negative integer.
         cache_dir: where databases are cached (default ``$AGENTRL_CACHE`` or ``~/.cache/agentrl``).
 
@@ -536,6 +571,8 @@ def generate_question(
             "gold_sql": sql,
             "order_matters": order_matters,
             "schema": schema,
+            # the easy tier shows only the table the question names
+            **({"schema_tables": [sql.rsplit(" FROM ", 1)[1]]} if difficulty == EASY else {}),
         },
     )
 
@@ -547,12 +584,12 @@ def parse_task_id(task_id: str) -> tuple[str, int, int, int]:
     """Split an id into ``(schema, db_seed, difficulty, seed)``.
 
     Raises:
-        UnknownTask: the id is not ``"sql/<schema>/db<dbseed>/d<1-5>/<seed>"``; the message says why.
+        UnknownTask: the id is not ``"sql/<schema>/db<dbseed>/d<0-5>/<seed>"``; the message says why.
 
     >>> parse_task_id("sql/school/db1/d3/42")
     ('school', 1, 3, 42)
     """
-    form = "procedural SQL ids look like 'sql/<schema>/db<dbseed>/d<1-5>/<seed>', e.g. 'sql/shop/db0/d3/17'"
+    form = "procedural SQL ids look like 'sql/<schema>/db<dbseed>/d<0-5>/<seed>', e.g. 'sql/shop/db0/d3/17'"
     match = _ID_PATTERN.match(task_id) if isinstance(task_id, str) else None
     if match is None:
         raise UnknownTask(task_id, hint=form)
@@ -620,6 +657,6 @@ class ProceduralSQLSource:
         """Regenerate a task from its id (``"sql/<schema>/db<dbseed>/d<difficulty>/<seed>"``).
 
         Raises:
-            UnknownTask: a malformed id, an unknown schema or a difficulty outside 1..5.
+            UnknownTask: a malformed id, an unknown schema or a difficulty outside 0..5.
         """
         return generate_question(*parse_task_id(task_id), cache_dir=self.cache_dir)

@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from agentrl.core.actions import Action
 from agentrl.core.env import AgentEnv
+from agentrl.core.task import Task
 from agentrl.envs.tirmath.actions import TIRActionSet
+from agentrl.envs.tirmath.problems import EASY, ID_PREFIX
 from agentrl.envs.tirmath.verify import MathVerifier
 from agentrl.sandboxes.base import ExecutionResult, Sandbox
 
@@ -84,7 +86,12 @@ class TIRMathEnv(AgentEnv):
     ```
 
     * ``families``: procedural families to draw from (default: all); see ``problems.FAMILIES``.
-    * ``difficulty``: an int 1-5 or an inclusive ``(low, high)`` range.
+    * ``difficulty``: an int 0-5 or an inclusive ``(low, high)`` range. ``0`` is the easy tier: one-step
+      problems on single-digit numbers (``What is $5 \\times 3$?``, ``If $x + 3 = 8$, what is $x$?``,
+      ``What is $1 + 2 + 3$?``) answered directly in ``\\boxed{}``, so that a small model such as the
+      embedded SmolLM2-135M scores above zero. Their first observation is the problem after a worked
+      example of the answer format (``\\boxed{100}``, never a right answer), without the code
+      instructions; the verifier is unchanged. ``1``-``5`` need code.
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
     * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``.
     * ``isolation``: ``"auto"`` (bubblewrap when installed), ``"bwrap"`` or ``"process"``.
@@ -97,7 +104,7 @@ class TIRMathEnv(AgentEnv):
 
     ## Version History
 
-    * v0: initial release.
+    * v0: initial release; later added the easy tier ``difficulty=0`` (the default range is unchanged).
 
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/TIRMath-v0", families=["modular"], difficulty=1)
@@ -164,6 +171,17 @@ class TIRMathEnv(AgentEnv):
             system_prompt=SYSTEM_PROMPT,
             render_result=render_tool_output,
         )
+
+
+    def initial_observation(self, task: Task) -> str:
+        """The problem and the action format; an easy-tier problem alone (it ends with its answer format).
+
+        The easy tier leaves the code instructions out: their example program is what a small model
+        copies instead of answering. Python blocks still run if the agent writes them.
+        """
+        if task.difficulty == EASY and task.metadata.get("source") == ID_PREFIX:
+            return task.prompt
+        return super().initial_observation(task)
 
 
 def _python_sandbox_factory(**options: Any) -> Callable[[], Sandbox]:

@@ -9,6 +9,11 @@ A problem is fully determined by ``(family, difficulty, seed)``, which its id sp
 ``"tirmath/<family>/d<difficulty>/<seed>"``, so :meth:`ProceduralMathSource.get` regenerates any
 task from its id alone.
 
+Difficulty 0 is the *easy tier*: one-step problems on single-digit numbers (``3 + 5``, ``x + 2 = 7``,
+``1 + 2 + 3``) answered directly in ``\boxed{}``, no code needed, after an example of that format.
+It exists so that a small model (the embedded SmolLM2-135M) scores above zero; the verifier is the
+same as for every tier.
+
 Answers are canonical strings: an integer such as ``"-1234"``, or a reduced fraction in LaTeX such
 as ``"\frac{3}{7}"`` / ``"-\frac{3}{7}"``.
 """
@@ -33,6 +38,8 @@ from agentrl.core.task import Task
 
 __all__ = [
     "DIFFICULTIES",
+    "EASY",
+    "EASY_FORMAT",
     "FAMILIES",
     "ID_PREFIX",
     "ProceduralMathSource",
@@ -41,7 +48,8 @@ __all__ = [
 ]
 
 ID_PREFIX = "tirmath"
-DIFFICULTIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+DIFFICULTIES: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
+EASY = 0  # the easy tier: single-digit, one-step problems
 FINAL_SENTENCE = "Give the final answer as \\boxed{...}."
 CODE_PREAMBLE = "I'll compute this."
 
@@ -667,6 +675,69 @@ def _series(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
 
 
 # --------------------------------------------------------------------------------------------
+# the easy tier (difficulty 0): one step on single-digit numbers, answerable without code
+
+#: The easy tier's answer format, with an example. Its answer, 100, is above every easy answer (at
+#: most 81), so an agent that only copies the example never scores.
+EASY_FORMAT = "Answer with the number in \\boxed{}, for example \\boxed{100} if the answer is 100."
+
+
+def _easy_prompt(statement: str) -> str:
+    """The answer format with an example (small models copy formats), then the statement."""
+    return f"{EASY_FORMAT}\n\nQuestion: {statement}\nAnswer:"
+
+
+def _easy_arithmetic(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
+    a, b = _ri(rng, 1, 9), _ri(rng, 1, 9)
+    op = _pick(rng, ("+", "-", "*"))
+    if op == "-" and b > a:
+        a, b = b, a
+    value = {"+": a + b, "-": a - b, "*": a * b}[op]
+    shown = "\\times" if op == "*" else op
+    return _easy_prompt(f"What is ${a} {shown} {b}$?"), str(value), _code(f"print({a} {op} {b})")
+
+
+def _easy_modular(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
+    m = _ri(rng, 2, 9)
+    a = _ri(rng, m + 1, 9 + m)
+    return (
+        _easy_prompt(f"What is the remainder when ${a}$ is divided by ${m}$?"),
+        str(a % m),
+        _code(f"print({a} % {m})"),
+    )
+
+
+def _easy_combinatorics(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
+    if rng.random() < 0.5:
+        n = _ri(rng, 2, 3)
+        return (
+            _easy_prompt(f"In how many different orders can ${n}$ people stand in a line?"),
+            str(math.factorial(n)),
+            _code("import math", f"print(math.factorial({n}))"),
+        )
+    n = _ri(rng, 2, 5)
+    return (
+        _easy_prompt(f"In how many ways can you choose $1$ fruit from a bowl of ${n}$ different fruits?"),
+        str(n),
+        _code(f"print({n})"),
+    )
+
+
+def _easy_linear_system(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
+    x, b = _ri(rng, 1, 9), _ri(rng, 1, 9)
+    if rng.random() < 0.5:
+        return _easy_prompt(f"If $x + {b} = {x + b}$, what is $x$?"), str(x), _code(f"print({x + b} - {b})")
+    x, b = max(x, b), min(x, b)  # keep the right-hand side non-negative
+    return _easy_prompt(f"If $x - {b} = {x - b}$, what is $x$?"), str(x), _code(f"print({x - b} + {b})")
+
+
+def _easy_series(rng: np.random.Generator, d: int) -> tuple[str, str, str]:
+    n = _ri(rng, 2, 4)
+    terms = " + ".join(str(k) for k in range(1, n + 1))
+    return _easy_prompt(f"What is ${terms}$?"), str(n * (n + 1) // 2), _code(f"print(sum(range(1, {n + 1})))")
+
+
+# --------------------------------------------------------------------------------------------
 # public API
 
 _FAMILY_FUNCTIONS: dict[str, FamilyFn] = {
@@ -677,6 +748,13 @@ _FAMILY_FUNCTIONS: dict[str, FamilyFn] = {
     "series": _series,
 }
 FAMILIES: tuple[str, ...] = tuple(_FAMILY_FUNCTIONS)
+_EASY_FUNCTIONS: dict[str, FamilyFn] = {
+    "arithmetic": _easy_arithmetic,
+    "modular": _easy_modular,
+    "combinatorics": _easy_combinatorics,
+    "linear_system": _easy_linear_system,
+    "series": _easy_series,
+}
 
 _ID_PATTERN = re.compile(rf"^{ID_PREFIX}/(?P<family>[^/]+)/d(?P<difficulty>\d+)/(?P<seed>\d+)$")
 
@@ -698,7 +776,8 @@ def generate_problem(family: str, difficulty: int, seed: int) -> Task:
 
     Args:
         family: one of :data:`FAMILIES`.
-        difficulty: an integer from 1 to 5; it scales the sizes of the numbers involved.
+        difficulty: an integer from 0 to 5; it scales the sizes of the numbers involved (0 is the easy
+            tier: single-digit, one-step problems that need no code).
         seed: a non-negative integer.
 
     Returns:
@@ -707,7 +786,7 @@ def generate_problem(family: str, difficulty: int, seed: int) -> Task:
         ``"The answer is \\boxed{<answer>}."``.
 
     Raises:
-        ValueError: an unknown family (with a suggestion), a difficulty outside 1..5 or a negative seed.
+        ValueError: an unknown family (with a suggestion), a difficulty outside 0..5 or a negative seed.
 
     >>> task = generate_problem("modular", 2, seed=7)
     >>> task.id, task.family, task.difficulty
@@ -730,7 +809,8 @@ def generate_problem(family: str, difficulty: int, seed: int) -> Task:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
     # crc32 (not hash()) so that the stream is stable across processes and Python versions
     rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(family.encode()), difficulty]))
-    prompt, answer, code = _FAMILY_FUNCTIONS[family](rng, difficulty)
+    functions = _EASY_FUNCTIONS if difficulty == EASY else _FAMILY_FUNCTIONS
+    prompt, answer, code = functions[family](rng, difficulty)
     return Task(
         id=f"{ID_PREFIX}/{family}/d{difficulty}/{seed}",
         prompt=prompt,
@@ -746,11 +826,11 @@ def parse_task_id(task_id: str) -> tuple[str, int, int]:
     """Split a procedural task id into ``(family, difficulty, seed)``.
 
     Raises:
-        UnknownTask: the id is not of the form ``"tirmath/<family>/d<1-5>/<seed>"``; the message
+        UnknownTask: the id is not of the form ``"tirmath/<family>/d<0-5>/<seed>"``; the message
             says what is wrong (and suggests a family for a misspelt one).
 
     """
-    form = f"procedural ids look like '{ID_PREFIX}/<family>/d<1-5>/<seed>', e.g. '{ID_PREFIX}/modular/d3/17'"
+    form = f"procedural ids look like '{ID_PREFIX}/<family>/d<0-5>/<seed>', e.g. '{ID_PREFIX}/modular/d3/17'"
     match = _ID_PATTERN.match(task_id) if isinstance(task_id, str) else None
     if match is None:
         raise UnknownTask(task_id, hint=form)
@@ -761,7 +841,7 @@ def parse_task_id(task_id: str) -> tuple[str, int, int]:
         except ValueError as exc:
             raise UnknownTask(task_id, hint=str(exc)) from None
     if difficulty not in DIFFICULTIES:
-        raise UnknownTask(task_id, hint=f"difficulty must be d1 to d5; {form}")
+        raise UnknownTask(task_id, hint=f"difficulty must be d0 to d5; {form}")
     return family, difficulty, seed
 
 
@@ -773,7 +853,7 @@ class ProceduralMathSource:
         difficulty: a fixed difficulty, or an inclusive range ``(lo, hi)`` drawn uniformly.
 
     Raises:
-        ValueError: an unknown family, an empty family list or a difficulty outside 1..5.
+        ValueError: an unknown family, an empty family list or a difficulty outside 0..5.
 
     ``sample`` draws the family, the difficulty and a seed from the given generator only, so an
     env's ``reset(seed=...)`` is reproducible. ``get`` regenerates any valid ``tirmath`` id, even
@@ -808,7 +888,7 @@ class ProceduralMathSource:
         """Regenerate a task from its id (``"tirmath/<family>/d<difficulty>/<seed>"``).
 
         Raises:
-            UnknownTask: a malformed id, an unknown family or a difficulty outside 1..5.
+            UnknownTask: a malformed id, an unknown family or a difficulty outside 0..5.
 
         """
         return generate_problem(*parse_task_id(task_id))

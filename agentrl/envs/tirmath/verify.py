@@ -4,15 +4,16 @@
 tries an exact rational comparison (instant, covers integers and fractions), then math-verify in a
 helper process. math-verify's own timeout uses ``signal.alarm``, which only works in a main thread,
 and sympy can hang on adversarial input such as ``10^{10^{10}}``; a process with a deadline
-that is killed and replaced on expiry bounds both.
+that is killed and replaced on expiry bounds both. That process is
+``python -m agentrl.envs.tirmath.grader`` (:mod:`agentrl.envs.tirmath.grader`), which never imports
+the caller's main module, so scoring works from standard input, ``python -c``, unguarded scripts
+and embedded interpreters.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import re
-import threading
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from agentrl.core.errors import DependencyNotInstalled
 from agentrl.core.task import Task
 from agentrl.core.verify import Score
+from agentrl.envs.tirmath.grader import GraderProcess
 
 __all__ = ["MathVerifier", "answers_equal", "exact_rational"]
 
@@ -93,54 +95,7 @@ for _name in ("math_verify.parser", "math_verify.grader"):
     logging.getLogger(_name).addFilter(_DisabledTimeoutFilter())
 
 
-def _serve(connection: Any) -> None:
-    """The helper process: compare pairs in its main thread until the pipe closes."""
-    while True:
-        try:
-            prediction, gold = connection.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            connection.send(("ok", answers_equal(prediction, gold, timeout_s=None)))
-        except Exception as exc:  # any failure of the comparison means "not shown equal"
-            connection.send(("error", f"{type(exc).__name__}: {exc}"[:300]))
-
-
-class _Checker:
-    """One helper process shared by every verifier in this process; restarted after a timeout."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._process: Any = None
-        self._connection: Any = None
-
-    def compare(self, prediction: str, gold: str, timeout_s: float) -> tuple[bool | None, str]:
-        with self._lock:
-            if self._process is None or not self._process.is_alive():
-                self._start()
-            self._connection.send((prediction, gold))
-            if not self._connection.poll(timeout_s):
-                self._stop()
-                return None, f"verification took over {timeout_s:g}s and was stopped"
-            status, value = self._connection.recv()
-            return (bool(value), "") if status == "ok" else (False, str(value))
-
-    def _start(self) -> None:
-        context = multiprocessing.get_context("spawn")  # fork would copy the caller's threads and locks
-        self._connection, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), daemon=True, name="agentrl-math-verify")
-        self._process.start()
-        child.close()
-
-    def _stop(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.join(5)
-            self._connection.close()
-        self._process = self._connection = None
-
-
-_CHECKER = _Checker()
+_CHECKER = GraderProcess()  # one grader process shared by every verifier in this process
 
 
 class MathVerifier:
