@@ -35,8 +35,14 @@ demo: setup
 	$(PY) -m agentrl.cli bench --suite games --agent random --episodes 2 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --suite desktop --agent oracle --episodes 4 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --suite desktop --agent random --episodes 4 --out $(DEMO_OUT) --no-progress
-	$(PY) -m agentrl.cli bench --suite text --agent react --backend smollm2 --episodes 2 --max-tokens 192 \
-	  --env-kwarg max_turns=5 --concurrency 2 --out $(DEMO_OUT)
+	$(PY) -m agentrl.cli bench --env AgentRL/TIRMath-v0 AgentRL/SQL-v0 --env-kwarg difficulty=0 --agent oracle --episodes 3 \
+	  --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
+	$(PY) -m agentrl.cli bench --env AgentRL/TIRMath-v0 AgentRL/SQL-v0 --env-kwarg difficulty=0 --agent react \
+	  --backend smollm2 --episodes 2 --max-tokens 192 --env-kwarg max_turns=5 --action-timeout 900 --out $(DEMO_OUT)
+	@echo "Reading the rows: 'oracle' replays each task's privileged solution, the ceiling (1.0 unless a task is broken);"
+	@echo "'random' sends random but well-formed actions, the floor; 'react (smollm2)' is a real 135M-parameter LLM"
+	@echo "(SmolLM2-135M-Instruct) on this CPU, to show an actual model end to end, not to score well; its rows use"
+	@echo "the easy tier (difficulty=0: single-digit maths, a one-table SELECT)."
 	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
 	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3 --resume true
 	@$(PY) -c 'import sys; from agentrl.bench.report import directory_notes; print(*directory_notes(sys.argv[1]), sep="\n")' $(DEMO_OUT)
