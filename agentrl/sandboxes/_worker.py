@@ -508,7 +508,21 @@ def _session_main(tcfg: dict, scfg: dict, req_fd: int, resp_fd: int, uid: int, f
     size = int(scfg["scratch_mb"])
     flags = _MS_NOSUID | _MS_NODEV
     _mount("tmpfs", tcfg["scratch_dir"], "tmpfs", flags, f"mode=0700,uid={uid},gid={uid},size={size}m")
+    # A venv or checkout under /tmp (a CI clone) must stay importable under the fresh /tmp: keep a handle
+    # on each top-most import-path folder there, then bind it back read-only (lazy imports need it).
+    under_tmp = sorted({os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)
+                        and _under(os.path.realpath(p), "/tmp")}, key=len)
+    keep: list = []
+    for path in under_tmp:
+        if not any(_under(path, kept) for kept in keep):
+            keep.append(path)
+    fds = {path: os.open(path, os.O_PATH) for path in keep}
     _mount("tmpfs", "/tmp", "tmpfs", flags, f"mode=1777,size={size}m")
+    for path, fd in fds.items():
+        os.makedirs(path, 0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC, None)
+        _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None)
+        os.close(fd)
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", flags, "mode=1777,size=16m")
     os.chdir(tcfg["scratch_dir"])
