@@ -28,7 +28,6 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import struct
 import subprocess
@@ -40,6 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from agentrl.envs.osworld.jail import _interpreter, bwrap_available
 
 __all__ = ["OUTPUT_CAP", "PyautoguiWorker", "bwrap_available"]
 
@@ -143,24 +144,6 @@ while True:
     del _ns
     _send({"ok": _ok, "output": _out.text(), "error": _capped(_err, _cap)})
 """
-
-
-def bwrap_available() -> str | None:
-    """Path of ``bwrap`` if it is installed, else ``None``."""
-    return shutil.which("bwrap")
-
-
-def _interpreter() -> str:
-    """A real Python binary (not a shell shim), for running inside the sandbox."""
-    exe = sys.executable
-    try:
-        with open(exe, "rb") as handle:
-            is_script = handle.read(2) == b"#!"
-    except OSError:
-        is_script = True
-    if is_script:
-        exe = getattr(sys, "_base_executable", "") or exe
-    return os.path.realpath(exe)
 
 
 def _uid_process_count() -> int:
