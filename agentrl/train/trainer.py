@@ -60,8 +60,11 @@ class Trainer:
             trajectories = run.collect(requests, step)
         generated = time.perf_counter()  # (with overlap: the time spent waiting for the batch)
         failures = [t.failure or "no reason given" for t in trajectories if not t.ok]
-        if requests and not any(t.ok for t in trajectories):
-            first = failures[0] if failures else "no trajectory came back"
+        # Trajectories dropped for staleness (--max-staleness) are the overlap working as asked, not a
+        # broken env or model: a step of only those learns nothing, and the next one starts afresh.
+        broken = [f for f in failures if not f.startswith("stale:")]
+        if requests and not any(t.ok for t in trajectories) and (broken or not failures):
+            first = broken[0] if broken else "no trajectory came back"
             raise RolloutsFailed(
                 f"step {step + 1}: all {len(failures) or len(requests)} rollouts failed, so the run stops; "
                 f"the first failure: {first}"
