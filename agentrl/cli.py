@@ -169,6 +169,16 @@ def _run_bench(args: argparse.Namespace) -> int:
     if not args.agent:
         raise ValueError("give an agent: --agent oracle|random|react|package.module:Class")
     env_ids = resolve_env_ids(args.env, args.suite)
+    env_kwargs = _parse_kwargs(args.env_kwarg)
+    if args.all_tasks and args.episodes is not None:
+        raise ValueError("--all-tasks runs every task of the dataset once: drop --episodes (use --k for attempts)")
+    if args.split is not None:
+        from agentrl.bench.sweep import check_split_supported
+
+        check_split_supported(env_ids)
+        if env_kwargs.get("split", args.split) != args.split:
+            raise ValueError(f"--split {args.split} and --env-kwarg split={env_kwargs['split']} disagree; give one")
+        env_kwargs["split"] = args.split
     backend_options: dict[str, Any] = {}
     for key in ("model_path", "model", "base_url"):
         if getattr(args, key) is not None:
@@ -183,16 +193,17 @@ def _run_bench(args: argparse.Namespace) -> int:
         env_ids=env_ids,
         agent=spec,
         out=args.out,
-        episodes=args.episodes,
+        episodes=args.episodes if args.episodes is not None else 10,
         seeds=args.seeds,
         k=args.k,
         concurrency=args.concurrency,
         action_timeout=args.action_timeout,
-        env_kwargs=_parse_kwargs(args.env_kwarg),
+        env_kwargs=env_kwargs,
         retry_errors=args.retry_errors,
         progress=not args.no_progress,
         command=["agentrl", *args.argv],
         system_parts=None if args.no_system_check else _system_parts(),
+        all_tasks=args.all_tasks,
     )
     outcome = run_bench(config)
     if outcome.ran:
@@ -201,6 +212,12 @@ def _run_bench(args: argparse.Namespace) -> int:
     if outcome.records:
         print(format_summary(summarize(outcome.records)))
         print()
+    if outcome.sweeps:
+        from agentrl.bench.stats import agent_label
+        from agentrl.bench.sweep import format_sweep_lines
+
+        print("\n".join(format_sweep_lines(outcome.sweeps, agent_label(spec.config()))))
+        print()
     notes = format_skip_lines(outcome.skipped) + format_error_lines(outcome.planned)
     if notes:
         print("\n".join(notes))
@@ -208,6 +225,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     print(f"results: {outcome.out / 'results.jsonl'} ({len(outcome.records)} episodes)")
     if outcome.report_path is not None:
         print(f"report:  {outcome.report_path}")
+    if outcome.score_path is not None:
+        print(f"score:   {outcome.score_path}")
     return 0
 
 
@@ -324,9 +343,18 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--env", nargs="+", metavar="ID", help="env id(s)")
     which.add_argument("--suite", help="a named set of env ids: all, text, games, desktop, quick")
     which.add_argument("--agent", help="oracle, random, react, or an import path package.module:Class")
-    which.add_argument("--episodes", type=int, default=10, help="episodes per seed per env (default 10)")
+    which.add_argument("--episodes", type=int, help="episodes per seed per env (default 10)")
     which.add_argument("--seeds", type=int, nargs="+", default=[0], help="base seeds (default 0)")
     which.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k (default 1)")
+    which.add_argument(
+        "--all-tasks",
+        action="store_true",
+        help="sweep every task of each env's dataset exactly once, in dataset order (--k attempts each), and report "
+        "the benchmark's own score (EX, accuracy, HealthBench score, success rate) with the dataset file's sha256 "
+        "in OUT/score.json; needs a dataset (e.g. --env-kwarg dataset=path/test.jsonl)",
+    )
+    which.add_argument("--split", metavar="NAME", help="the dataset split, for envs whose dataset has named splits "
+                       "(SQL: dev, train...; OSWorld: test_all, test_small...)")
     which.add_argument(
         "--env-kwarg",
         action="append",

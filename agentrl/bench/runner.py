@@ -79,6 +79,7 @@ __all__ = [
     "episode_key",
     "merge_install_commands",
     "plan_episodes",
+    "plan_sweep",
     "reset_seed_for",
     "run_bench",
 ]
@@ -121,6 +122,8 @@ class BenchConfig:
         max_video_frames: the most frames kept per episode (the last ones are dropped).
         system_parts: the rows of ``agentrl/_system_deps.py``'s table (``check --json``'s ``parts``); envs
             that need a missing part are skipped, said and recorded. ``None``: no check.
+        all_tasks: sweep every task of each env's dataset once, in dataset order, ``k`` attempts each
+            (``episodes`` is then unused; one base seed derives the seeds); see :mod:`agentrl.bench.sweep`.
     """
 
     env_ids: Sequence[str]
@@ -141,6 +144,7 @@ class BenchConfig:
     video: bool = True
     max_video_frames: int = 300
     system_parts: Sequence[Mapping[str, Any]] | None = None
+    all_tasks: bool = False
 
     def validate(self) -> None:
         """Raise ``ValueError`` with the fix when an option is out of range."""
@@ -156,6 +160,9 @@ class BenchConfig:
              f"seeds must be ints >= 0, got {list(self.seeds)}"),
             (len(set(self.seeds)) == len(self.seeds), f"seeds must be distinct, got {list(self.seeds)}"),
             (self.max_text_chars >= 100, "max_text_chars must be >= 100"),
+            (not self.all_tasks or len(self.seeds) == 1,
+             f"--all-tasks runs each task once per attempt: give one base seed, not {list(self.seeds)} "
+             "(use --k for more attempts)"),
         ]
         for ok, message in checks:
             if not ok:
@@ -173,6 +180,8 @@ class EpisodeSpec:
     reset_seed: int
     agent_seed: int
     key: str
+    #: a sweep's task (``reset(options={"task_id": ...})``); ``None``: the reset seed picks the task
+    task_id: str | None = None
 
 
 @dataclass
@@ -194,6 +203,10 @@ class BenchOutcome:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     #: episodes played again this time because they had ended in an infrastructure error
     healed: int = 0
+    #: with ``all_tasks``: each env's benchmark score (see :func:`agentrl.bench.sweep.sweep_score`)
+    sweeps: list[dict[str, Any]] = field(default_factory=list)
+    #: with ``all_tasks``: where the scores were written (``score.json``)
+    score_path: Path | None = None
 
     @property
     def infrastructure_errors(self) -> int:
@@ -239,9 +252,13 @@ def episode_key(
     seed: int,
     index: int,
     attempt: int,
+    task_id: str | None = None,
 ) -> str:
-    """The identity of an episode: a hash of everything that determines it (not of how it is run)."""
-    payload = {
+    """The identity of an episode: a hash of everything that determines it (not of how it is run).
+
+    A sweep's episode (``task_id`` given) is identified by its task, not by its position.
+    """
+    payload: dict[str, Any] = {
         "env_id": env_id,
         "env_fingerprint": fingerprint,
         "agent": agent_config,
@@ -250,6 +267,8 @@ def episode_key(
         "episode": index,
         "attempt": attempt,
     }
+    if task_id is not None:
+        payload["task_id"] = task_id
     return hashlib.sha256(_canonical(payload).encode()).hexdigest()[:32]
 
 
@@ -346,6 +365,30 @@ def plan_episodes(
                     key = episode_key(env_id, fingerprints[env_id], agent_config, env_kwargs, seed, index, attempt)
                     plan.append(EpisodeSpec(env_id, seed, index, attempt, reset_seed_for(seed, index),
                                             agent_seed_for(seed, index, attempt), key))
+    return plan
+
+
+def plan_sweep(
+    task_ids: Mapping[str, Sequence[str]],
+    agent_config: Mapping[str, Any],
+    env_kwargs: Mapping[str, Any],
+    seed: int,
+    k: int,
+    fingerprints: Mapping[str, str],
+) -> list[EpisodeSpec]:
+    """Every (task, attempt) of a full-dataset sweep, env by env, in dataset order.
+
+    Task ``i`` of an env gets the reset seed of episode ``i`` under ``seed`` (the same for every attempt)
+    and attempt ``a`` the agent seed of attempt ``a``; its key names the task id, not the position.
+    """
+    plan = []
+    for env_id, ids in task_ids.items():
+        for index, task_id in enumerate(ids):
+            for attempt in range(k):
+                key = episode_key(env_id, fingerprints[env_id], agent_config, env_kwargs, seed, index, attempt,
+                                  task_id=task_id)
+                plan.append(EpisodeSpec(env_id, seed, index, attempt, reset_seed_for(seed, index),
+                                        agent_seed_for(seed, index, attempt), key, task_id=task_id))
     return plan
 
 
@@ -583,7 +626,8 @@ class _Runner:
 
             await _in_daemon_thread(bind_agent, agent, env, timeout=timeout, what="bind to the env")
             try:
-                observation, info = await asyncio.to_thread(env.reset, seed=spec.reset_seed)
+                options = {"task_id": spec.task_id} if spec.task_id is not None else None
+                observation, info = await asyncio.to_thread(env.reset, seed=spec.reset_seed, options=options)
             except Exception as exc:
                 raise _EnvFailure(f"env.reset failed: {_error_text(exc)}") from exc
             task_id = info.get("task_id")
@@ -805,8 +849,13 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
         loaded = runner.store.load()
         for problem in loaded.problems:
             print(f"warning: {problem}", file=sys.stderr, flush=True)
-        plan = plan_episodes(run_ids, runner.agent_config, runner.env_kwargs, config.episodes,
-                             list(config.seeds), config.k, runner.fingerprints)
+        sweeps = _load_sweeps(run_ids, runner) if config.all_tasks else {}
+        if config.all_tasks:
+            plan = plan_sweep({env_id: d.task_ids for env_id, d in sweeps.items()}, runner.agent_config,
+                              runner.env_kwargs, config.seeds[0], config.k, runner.fingerprints)
+        else:
+            plan = plan_episodes(run_ids, runner.agent_config, runner.env_kwargs, config.episodes,
+                                 list(config.seeds), config.k, runner.fingerprints)
         pending = _pending(plan, loaded, config.retry_errors)
         healed = sum(1 for spec in pending if error_class(loaded.records.get(spec.key) or {}) == INFRASTRUCTURE)
         kept = sum(1 for spec in plan if error_class(loaded.records.get(spec.key) or {}) == AGENT
@@ -825,6 +874,8 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
             "concurrency": config.concurrency,
             "action_timeout": config.action_timeout,
             "total_episodes": total,
+            "all_tasks": config.all_tasks,
+            **({"datasets": {env_id: d.as_json() for env_id, d in sweeps.items()}} if config.all_tasks else {}),
             "updated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         })
         if not run_ids:
@@ -844,6 +895,10 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
             note = f" ({'; '.join(notes)})" if notes else ""
             if done:
                 say(f"{done} of {total} episodes already done; running {len(pending)}{note}")
+            elif config.all_tasks:
+                tasks = " + ".join(f"{len(d.task_ids)} tasks of {d.card.name}" for d in sweeps.values())
+                say(f"sweeping {total} episodes ({tasks}, in dataset order, x k={config.k}) with concurrency "
+                    f"{config.concurrency}{note}")
             else:
                 say(f"running {total} episodes ({len(run_ids)} env(s) x {len(config.seeds)} seed(s) x "
                     f"{config.episodes} episode(s) x k={config.k}) with concurrency {config.concurrency}{note}")
@@ -867,6 +922,32 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
             from agentrl.bench.report import write_report
 
             report_path = write_report(records, out / "report.html", problems=final.problems, skipped=skip_log.load())
+        scores: list[dict[str, Any]] = []
+        score_path = None
+        if config.all_tasks:
+            from agentrl.bench.sweep import sweep_score, write_score_file
+
+            for env_id, dataset in sweeps.items():
+                episodes = [(spec.task_id or "", spec.attempt, final.records.get(spec.key))
+                            for spec in plan if spec.env_id == env_id]
+                scores.append(sweep_score(dataset, episodes, config.k))
+            score_path = write_score_file(out, scores, runner.agent_config, config.command)
     return BenchOutcome(total=total, already_done=done, ran=len(pending), errors=runner.errors, records=records,
                         problems=final.problems, wall_s=time.perf_counter() - clock, out=out, report_path=report_path,
-                        planned=planned, skipped=skips, healed=healed)
+                        planned=planned, skipped=skips, healed=healed, sweeps=scores, score_path=score_path)
+
+
+def _load_sweeps(env_ids: Sequence[str], runner: _Runner) -> dict[str, Any]:
+    """Each env's dataset (task ids in order, card, file hashes); its content hash joins the env's fingerprint.
+
+    So a changed dataset file gives new episode keys: stale results are never scored with new ones.
+    """
+    from agentrl.bench.sweep import load_sweep_dataset
+
+    sweeps = {}
+    for env_id in env_ids:
+        dataset = load_sweep_dataset(env_id, runner.env_kwargs)
+        sweeps[env_id] = dataset
+        mixed = f"{runner.fingerprints[env_id]}:{dataset.content_sha256}".encode()
+        runner.fingerprints[env_id] = hashlib.sha256(mixed).hexdigest()[:16]
+    return sweeps

@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentrl.core.actions import Action, ActionSet, ParseError
+from agentrl.core.dataset import finite_task_ids
 from agentrl.core.episode import INFO_KEYS, EpisodeEnv, Turn
 from agentrl.core.errors import InvalidActionType, ResetNeeded, UnknownTask
 from agentrl.core.sandbox import ExecutionRequest, ExecutionResult, Sandbox
@@ -218,6 +219,14 @@ class AgentEnv(EpisodeEnv[str, str]):
     def current_task_id(self) -> str | None:
         """The current task's id."""
         return self._task.id if self._task else None
+
+    def task_ids(self) -> list[str]:
+        """Every task id of a finite task source, in its order; ``reset(options={"task_id": id})`` starts one.
+
+        Raises:
+            NoTaskDataset: the task source is a procedural generator (no finite list to sweep).
+        """
+        return finite_task_ids(self.task_source, hint="give the env a dataset file to sweep")
 
     def release(self) -> None:
         """Close the sandbox."""

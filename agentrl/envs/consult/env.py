@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from agentrl.core.actions import Action
+from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.episode import Turn
 from agentrl.core.task import ListTaskSource, Task
@@ -149,6 +150,9 @@ class PatientConsultEnv(AgentEnv):
     * ``cases``: ``"generated"`` (default), a path to an AgentClinic JSONL file, or a list of ``Case``.
     * ``cases_per_condition`` (4), ``bank_seed`` (0), ``conditions``, ``specialties``: the generated bank.
     * ``rubrics``: a HealthBench-style rubric JSONL file; rows replace the rubric of the case they name.
+      With a ``cases`` file the env is a :class:`~agentrl.core.dataset.TaskDataset`: ``agentrl bench
+      --all-tasks`` sweeps its cases in file order, scored by HealthBench's score (the clipped mean of the
+      unclipped per-case scores).
     * ``simulator``: ``"rule"`` (default), ``"llm"`` (needs ``simulator_backend``) or a ``PatientSimulator``.
     * ``simulator_backend``: an ``LLMBackend`` or a backend name of ``agentrl.agents`` (``"smollm2"``,
       ``"openai"``...), with ``simulator_backend_options``.
@@ -201,6 +205,10 @@ class PatientConsultEnv(AgentEnv):
         render_mode: str | None = None,
     ) -> None:
         bank = self._load_cases(cases, cases_per_condition, bank_seed, conditions, specialties)
+        from_file = isinstance(cases, os.PathLike) or (isinstance(cases, str) and cases != "generated")
+        self._dataset_files: tuple[str, ...] = () if not from_file else tuple(
+            os.path.abspath(path) for path in (cases, rubrics) if isinstance(path, (str, os.PathLike))
+        )
         if rubrics is not None:
             from agentrl.envs.consult.loaders import attach_rubrics
 
@@ -278,6 +286,23 @@ class PatientConsultEnv(AgentEnv):
         self._tests: list[str] = []
         self._doctor_turns: list[str] = []
         self._left = False
+
+    def dataset_card(self) -> DatasetCard:
+        """The cases file's card (and the rubric file's, when given), scored by the HealthBench score.
+
+        Raises:
+            NoTaskDataset: the cases are the generated bank or a list in memory (no file to name).
+        """
+        if not self._dataset_files:
+            raise NoTaskDataset(
+                "AgentRL/PatientConsult-v0 here plays its generated case bank (no dataset file); to sweep a dataset "
+                "give its file: --env-kwarg cases=path/to/agentclinic_medqa.jsonl (and rubrics=path/to/"
+                "healthbench.jsonl for HealthBench rubrics)"
+            )
+        return DatasetCard(name="AgentClinic cases" + (" + HealthBench rubrics" if len(self._dataset_files) > 1
+                                                      else ""),
+                           path=self._dataset_files[0], metric="HealthBench score", score_from="healthbench_score",
+                           files=self._dataset_files)
 
     @property
     def case(self) -> Case:

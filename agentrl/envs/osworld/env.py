@@ -45,6 +45,7 @@ import numpy as np
 from gymnasium import spaces
 
 from agentrl.core.choices import did_you_mean
+from agentrl.core.dataset import DatasetCard
 from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.errors import ResetNeeded, UnknownTask
 from agentrl.core.spaces import UnicodeText
@@ -59,7 +60,7 @@ from agentrl.envs.osworld.actions import (
 )
 from agentrl.envs.osworld.evaluate import evaluate
 from agentrl.envs.osworld.setup import run_setup
-from agentrl.envs.osworld.tasks import OSWorldTask, load_task_dir
+from agentrl.envs.osworld.tasks import OSWorldTask, load_task_dir, load_task_list
 
 __all__ = ["ACTION_SPACES", "BUILTIN_TASKS", "OBS_TYPES", "PROVIDERS", "OSWorldEnv", "builtin_tasks"]
 
@@ -89,6 +90,11 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
     Args:
         tasks: the task pool: :class:`OSWorldTask` objects, or a folder of OSWorld task JSON files;
             default the shipped tasks whose apps are installed.
+        split: with ``tasks`` an OSWorld ``evaluation_examples`` folder: the task list to load,
+            ``tasks/<split>.json`` (``"test_all"``, ``"test_small"``...), in its order, the tasks read from
+            ``tasks/examples/<domain>/<id>.json``. The env is a :class:`~agentrl.core.dataset.TaskDataset`
+            (``task_ids()``, ``dataset_card()``): ``agentrl bench --all-tasks`` sweeps its tasks, scored by
+            success rate.
         task_id: always run this task (else ``reset`` picks one with its seed, or
             ``options={"task_id": ...}``).
         obs_type: ``"screenshot"`` (default), ``"a11y_tree"``, ``"screenshot_a11y_tree"`` or ``"som"``.
@@ -127,6 +133,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self,
         tasks: Sequence[OSWorldTask] | str | Path | None = None,
         *,
+        split: str | None = None,
         task_id: str | None = None,
         obs_type: str = "screenshot",
         action_space: str = "pyautogui",
@@ -154,8 +161,19 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         super().__init__(max_turns=int(max_steps))
-        if isinstance(tasks, (str, Path)):
+        self._dataset_path: Path | None = None
+        if split is not None:
+            if not isinstance(tasks, (str, Path)):
+                raise ValueError(f"split={split!r} needs tasks= an OSWorld evaluation_examples folder "
+                                 "(with <split>.json and examples/<domain>/<id>.json)")
+            self._dataset_path = Path(tasks).resolve() / f"{split}.json"
+            tasks = load_task_list(tasks, split)
+        elif isinstance(tasks, (str, Path)):
+            self._dataset_path = Path(tasks).resolve()
             tasks = load_task_dir(tasks)
+        elif tasks is None:
+            self._dataset_path = BUILTIN_TASKS.resolve()
+        self.split = split
         if tasks is not None and not list(tasks):
             raise ValueError("no tasks: give tasks=[...] or a folder of OSWorld task JSON files")
         self.tasks: list[OSWorldTask] = list(tasks) if tasks is not None else []
@@ -273,6 +291,27 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
             close = did_you_mean(task_id, list(self._by_id)).removeprefix("; ")
             loaded = f"{len(self._by_id)} tasks are loaded"
             raise UnknownTask(task_id, hint=f"{close} ({loaded})" if close else loaded) from None
+
+    def task_ids(self) -> list[str]:
+        """Every task id of the pool, in order (a task list's order; a folder's sorted paths)."""
+        return [task.id for task in self.tasks]
+
+    def dataset_card(self) -> DatasetCard:
+        """The task list's (or folder's) card; its files are the tasks' JSON files; scored by success rate.
+
+        Raises:
+            NoTaskDataset: the tasks were given as objects, not read from files.
+        """
+        from agentrl.core.dataset import NoTaskDataset
+
+        files = tuple(str(Path(task.file).resolve()) for task in self.tasks if task.file)
+        if self._dataset_path is None or len(files) != len(self.tasks):
+            raise NoTaskDataset("these OSWorld tasks were given as objects, not files; to sweep a dataset give its "
+                                "folder: --env-kwarg tasks=path/to/evaluation_examples --split test_all")
+        if self._dataset_path.is_file():
+            files = (str(self._dataset_path), *files)
+        return DatasetCard(name="OSWorld", path=str(self._dataset_path), metric="success rate", split=self.split,
+                           files=files)
 
     @property
     def max_steps(self) -> int:

@@ -37,6 +37,7 @@ __all__ = [
     "SetupStep",
     "load_task",
     "load_task_dir",
+    "load_task_list",
     "validate",
 ]
 
@@ -285,6 +286,48 @@ def load_task_dir(directory: str | Path) -> list[OSWorldTask]:
             raise TaskFormatError(f"{path}: task id {task.id!r} is already used by {seen[task.id]}")
         seen[task.id] = str(path)
         tasks.append(task)
+    return tasks
+
+
+def load_task_list(root: str | Path, split: str) -> list[OSWorldTask]:
+    """The tasks of an OSWorld task list, in the list's order (domain by domain, as OSWorld's ``run.py`` runs them).
+
+    OSWorld's layout: ``root/<split>.json`` (``test_all.json``, ``test_small.json``...) maps each domain to
+    its task ids, ``{"chrome": ["bb5e4c0d-...", ...], "os": [...]}``; the tasks are
+    ``root/examples/<domain>/<id>.json``.
+
+    Raises:
+        TaskFormatError: a missing list or task file (the message names the path and the layout), a list
+            that is not ``{domain: [id, ...]}``, or an id listed twice.
+    """
+    root = Path(root)
+    layout = "expected root/<split>.json ({domain: [task id, ...]}) and root/examples/<domain>/<id>.json"
+    list_file = root / f"{split}.json"
+    if not list_file.is_file():
+        found = sorted(p.stem for p in root.glob("*.json")) if root.is_dir() else []
+        known = f"; task lists there: {', '.join(found)}" if found else ""
+        raise TaskFormatError(f"{list_file}: no such task list{known}; {layout}")
+    try:
+        listing = json.loads(list_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise TaskFormatError(f"{list_file}: not valid JSON (line {error.lineno}): {error.msg}") from error
+    if not isinstance(listing, Mapping) or not all(
+        isinstance(ids, list) and all(isinstance(i, str) for i in ids) for ids in listing.values()
+    ):
+        raise TaskFormatError(f"{list_file}: expected {{domain: [task id, ...]}}; {layout}")
+    tasks: list[OSWorldTask] = []
+    seen: dict[str, str] = {}
+    for domain, ids in listing.items():
+        for task_id in ids:
+            if task_id in seen:
+                raise TaskFormatError(f"{list_file}: task {task_id!r} is listed under {seen[task_id]!r} and {domain!r}")
+            seen[task_id] = domain
+            path = root / "examples" / domain / f"{task_id}.json"
+            if not path.is_file():
+                raise TaskFormatError(f"{list_file}: task {domain}/{task_id} has no file {path}; {layout}")
+            tasks.append(load_task(path))
+    if not tasks:
+        raise TaskFormatError(f"{list_file}: the task list is empty")
     return tasks
 
 

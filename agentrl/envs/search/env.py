@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from agentrl.core.actions import Action
+from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import Task
 from agentrl.core.text import truncate_middle
@@ -78,7 +79,9 @@ class SearchEnv(AgentEnv):
     * ``k`` (3), ``max_searches`` (4), ``max_turns`` (``max_searches + 1``), ``max_passage_chars`` (600).
     * ``kinds``: question kinds (``single``, ``bridge2``, ``comparison``, ``bridge3``, ``bridge4``);
       ``corpus_seed``, ``n_entities``: the generated encyclopedia.
-    * ``corpus`` and ``dataset``: FlashRAG corpus JSONL and QA JSONL paths instead.
+    * ``corpus`` and ``dataset``: FlashRAG corpus JSONL and QA JSONL paths instead. The env is then a
+      :class:`~agentrl.core.dataset.TaskDataset`: ``agentrl bench --all-tasks`` sweeps the QA file in order,
+      scored by EM (or mean F1 with ``reward_mode="f1"``).
     * ``reward_mode``: ``"em"`` or ``"f1"``.
 
     ## Version History
@@ -136,6 +139,8 @@ class SearchEnv(AgentEnv):
         self.retriever_kind = retriever
         self.retriever_url = retriever_url
         self._passages_loader = passages_loader
+        self._corpus_path = None if corpus is None else os.path.abspath(corpus)
+        self.reward_mode = reward_mode
         self._cache_dir = cache_dir
         self._retriever: Any = None
         self._searches = 0
@@ -150,6 +155,24 @@ class SearchEnv(AgentEnv):
             render_mode=render_mode,
             system_prompt=SYSTEM_PROMPT,
         )
+
+    def dataset_card(self) -> DatasetCard:
+        """The FlashRAG QA file's card (the corpus is one of its files): EM, or mean F1.
+
+        Raises:
+            NoTaskDataset: the env generates its questions (no ``dataset=``).
+        """
+        path = getattr(self.task_source, "path", None)
+        if path is None or self._corpus_path is None:
+            raise NoTaskDataset(
+                "AgentRL/Search-v0 generates its questions, which have no end; to sweep a dataset give its files: "
+                "--env-kwarg dataset=path/to/test.jsonl --env-kwarg corpus=path/to/corpus.jsonl (FlashRAG format)"
+            )
+        qa = os.path.abspath(path)
+        if self.reward_mode == "f1":
+            return DatasetCard(name="FlashRAG QA", path=qa, metric="F1", score_from="reward",
+                               files=(qa, self._corpus_path))
+        return DatasetCard(name="FlashRAG QA", path=qa, metric="EM", files=(qa, self._corpus_path))
 
     @property
     def retriever(self) -> Any:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentrl.core.actions import Action
+from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import Task
 from agentrl.core.verify import Score
@@ -149,7 +150,8 @@ class SQLEnv(AgentEnv):
       format (on a table no database has) in place of the exploration instructions (``<sql>`` still
       works). The verifier is unchanged. The default range is ``(1, 3)``.
     * ``dataset``: a Spider or BIRD root directory instead; ``dataset_format`` ``"spider"``/``"bird"``,
-      ``split`` (``"dev"``).
+      ``split`` (``"dev"``). The env is then a :class:`~agentrl.core.dataset.TaskDataset`:
+      ``agentrl bench --all-tasks`` sweeps the split's questions in order, scored by EX (execution accuracy).
     * ``test_suite``: perturbed copies to also score on (default 0).
     * ``keep_distinct``, ``plug_value``: the official Spider evaluator's options (default off).
     * ``query_timeout_s`` (5 s), ``score_timeout_s`` (30 s), ``max_rows`` (50), ``sandbox_mode``
@@ -222,6 +224,25 @@ class SQLEnv(AgentEnv):
             system_prompt=SYSTEM_PROMPT,
             render_result=self._render_query_result,
         )
+
+    def dataset_card(self) -> DatasetCard:
+        """The Spider/BIRD split's card: its question file, the files that decide the gold results, EX.
+
+        Raises:
+            NoTaskDataset: the env generates its questions (no ``dataset=``).
+        """
+        from agentrl.envs.sql.spider import SpiderSource
+
+        source = self.task_source
+        if not isinstance(source, SpiderSource):
+            raise NoTaskDataset(
+                "AgentRL/SQL-v0 generates its questions, which have no end; to sweep a benchmark give its folder: "
+                "--env-kwarg dataset=path/to/spider (dev.json, tables.json, database/<db_id>/<db_id>.sqlite) "
+                "and --split NAME for another split than dev"
+            )
+        files = tuple(str(path.resolve()) for path in source.data_files())
+        name = {"spider": "Spider", "bird": "BIRD"}[source.format]
+        return DatasetCard(name=name, path=files[0], metric="EX (execution accuracy)", split=source.split, files=files)
 
     def reset_sandbox(self, sandbox: Any, task: Task, *, used: bool) -> None:
         """A fresh private copy of this task's database (one copy, whether or not the last episode ran queries)."""

@@ -131,6 +131,34 @@ class SpiderSource:
             metadata=metadata,
         )
 
+    @property
+    def split_file(self) -> Path:
+        """The split's question file, ``root/<split>.json``."""
+        return self.root / f"{self.split}.json"
+
+    def data_files(self) -> list[Path]:
+        """Every file that decides this split's tasks and gold results, in a stable order.
+
+        The split file, ``tables.json`` (Spider), and for each database the split uses (in order of first
+        use) every ``.sqlite`` in its folder (Spider's test-suite evaluator scores on all of them).
+
+        >>> import json, sqlite3, tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> (root / "database" / "pets").mkdir(parents=True)
+        >>> sqlite3.connect(root / "database" / "pets" / "pets.sqlite").close()
+        >>> _ = (root / "tables.json").write_text("[]")
+        >>> _ = (root / "dev.json").write_text(json.dumps([{"db_id": "pets", "question": "?", "query": "SELECT 1"}]))
+        >>> [p.relative_to(root).as_posix() for p in SpiderSource(root).data_files()]
+        ['dev.json', 'tables.json', 'database/pets/pets.sqlite']
+        """
+        files = [self.split_file]
+        if self.format == "spider":
+            files.append(self.root / "tables.json")
+        folders = dict.fromkeys(Path(task.metadata["db_path"]).parent for task in self._source)
+        for folder in folders:
+            files += sorted(folder.glob("*.sqlite"))
+        return list(dict.fromkeys(files))
+
     def __repr__(self) -> str:
         return f"SpiderSource(root={str(self.root)!r}, split={self.split!r}, format={self.format!r}, n={len(self)})"
 

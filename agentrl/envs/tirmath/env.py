@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from agentrl.core.actions import Action
+from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import Task
 from agentrl.envs.tirmath.actions import TIRActionSet
@@ -93,7 +94,9 @@ class TIRMathEnv(AgentEnv):
       example of the answer format (``\\boxed{100}``, never a right answer), without the code
       instructions; the verifier is unchanged. ``1``-``5`` need code.
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
-    * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``.
+    * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``. With a dataset the env is a
+      :class:`~agentrl.core.dataset.TaskDataset`: ``task_ids()`` lists the file's tasks in order and
+      ``agentrl bench --all-tasks`` sweeps them, scored by accuracy.
     * ``isolation``: ``"auto"`` (bubblewrap when installed), ``"bwrap"`` or ``"process"``.
     * ``sandbox``: the sandbox tier: ``"process"`` (default: worker processes on this machine, bubblewrap
       when installed), ``"docker"`` (locked-down containers) or ``"remote"`` (a sandbox server started
@@ -172,6 +175,22 @@ class TIRMathEnv(AgentEnv):
             render_result=render_tool_output,
         )
 
+
+    def dataset_card(self) -> DatasetCard:
+        """The dataset file's card (GSM8K, MATH or simple JSONL; scored by accuracy).
+
+        Raises:
+            NoTaskDataset: the env draws from the procedural generator (no ``dataset=``).
+        """
+        path = getattr(self.task_source, "path", None)
+        if path is None:
+            raise NoTaskDataset(
+                "AgentRL/TIRMath-v0 draws problems from its procedural generator, which has no end; to sweep a "
+                "dataset give its JSONL file: --env-kwarg dataset=path/to/test.jsonl (GSM8K or MATH rows)"
+            )
+        fmt = str(getattr(self.task_source, "format", "simple"))
+        name = {"gsm8k": "GSM8K", "math": "MATH"}.get(fmt, "math (simple JSONL)")
+        return DatasetCard(name=name, path=str(os.path.abspath(path)), metric="accuracy")
 
     def initial_observation(self, task: Task) -> str:
         """The problem and the action format; an easy-tier problem alone (it ends with its answer format).
