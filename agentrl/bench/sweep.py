@@ -1,4 +1,4 @@
-"""Full-dataset sweeps for ``agentrl bench --all-tasks``: every task once, in dataset order, scored as the benchmark scores it.
+"""Full-dataset sweeps (``agentrl bench --all-tasks``): every task once, in order, scored as the benchmark scores it.
 
 A sampled run draws tasks by derived seeds, with replacement; a standard score (Spider dev, GSM8K test,
 an OSWorld task list) needs each task of the dataset exactly once. An env that can be swept is a
@@ -111,10 +111,10 @@ def check_split_supported(env_ids: Sequence[str]) -> None:
     """``--split`` is an env's ``split`` argument: raise ``ValueError`` naming the envs that take one.
 
     >>> check_split_supported(["AgentRL/SQL-v0"])
-    >>> check_split_supported(["AgentRL/TIRMath-v0"])
+    >>> check_split_supported(["AgentRL/TIRMath-v0"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: AgentRL/TIRMath-v0's dataset has no named splits (point its dataset option at the split's file); --split is for AgentRL/OSWorld-v0, AgentRL/SQL-v0
+    ValueError: AgentRL/TIRMath-v0's dataset has no named splits (...); --split is for AgentRL/OSWorld-v0, ...
     """
     import agentrl  # noqa: F401  (registers the built-in ids)
     from agentrl.core.registry import registered_domains
@@ -236,7 +236,7 @@ def _fmt(value: float | None) -> str:
 
 
 def format_sweep_lines(scores: Sequence[Mapping[str, Any]], agent: str) -> list[str]:
-    """The printed summary of each sweep: the benchmark's score, how much of the dataset ran, the file and its sha256."""
+    """The printed summary of each sweep: the benchmark's score, how much of it ran, the file and its sha256."""
     lines = []
     for s in scores:
         data = s["dataset"]

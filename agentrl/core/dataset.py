@@ -1,4 +1,4 @@
-"""Enumerable task datasets: the convention a full-dataset sweep (``agentrl bench --all-tasks``) relies on.
+r"""Enumerable task datasets: the convention a full-dataset sweep (``agentrl bench --all-tasks``) relies on.
 
 A standard score (Spider dev, GSM8K test, an OSWorld task list) needs every task of a dataset exactly
 once, in the dataset's order. An env whose tasks come from such a dataset implements
@@ -13,7 +13,7 @@ Nothing here imports an env: the bench layer checks ``isinstance(env.unwrapped, 
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "test.jsonl"
->>> _ = path.write_text('{"question": "1+1?", "answer": "#### 2"}\\n')
+>>> _ = path.write_text('{"question": "1+1?", "answer": "#### 2"}\n')
 >>> card = DatasetCard(name="GSM8K", path=str(path), metric="accuracy")
 >>> card.files == (str(path),), len(sha256_file(card.path))
 (True, 64)
