@@ -247,3 +247,24 @@ def test_score_counts_errors_as_failures_and_marks_an_incomplete_sweep():
     assert score["score"] == pytest.approx(0.45) and score["errors"] == 1
     assert (score["complete"], score["episodes"], score["expected_episodes"]) == (False, 2, 3)
     assert sweep_score(dataset, [("a", 0, None)], k=1)["score"] is None
+
+
+@pytest.mark.desktop
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xterm")),
+                    reason="needs Xvfb and xterm (make test installs them: apt-get install xvfb xterm)")
+def test_osworld_task_list_sweep_on_a_real_desktop(tmp_path, capsys):
+    pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
+    root, out = tmp_path / "evaluation_examples", tmp_path / "out"
+    (root / "examples" / "os").mkdir(parents=True)
+    for name in ("t-echo.json", "t-infeasible.json"):
+        shutil.copy(FIXTURES / "osworld_env" / name, root / "examples" / "os" / name)
+    shutil.copytree(FIXTURES / "osworld_env" / "files", root / "examples" / "os" / "files")
+    (root / "test_small.json").write_text(json.dumps({"os": ["t-infeasible", "t-echo"]}))
+    argv = _bench(out, "--env", "AgentRL/OSWorld-v0", "--env-kwarg", f"tasks={root}", "--split", "test_small")
+    assert main(argv) == 0
+    assert "OSWorld test_small success rate (AgentRL/OSWorld-v0, oracle): 1.000 over 2 tasks" in capsys.readouterr().out
+    assert [r["task_id"] for r in _records(out)] == ["t-infeasible", "t-echo"]
+    score = _score(out)
+    assert score["dataset"]["path"] == str((root / "test_small.json").resolve()) and score["complete"]
+    assert len(score["dataset"]["files"]) == 3  # the list and its two task files
