@@ -620,7 +620,7 @@ def _remove_tree(path: str) -> None:
     shutil.rmtree(path, onerror=retry)
 
 
-def _wait_until(pid: int, deadline: float) -> tuple[int, object, bool]:
+def _wait_until(pid: int, deadline: float) -> tuple[int, resource.struct_rusage, bool]:
     """Wait for child ``pid`` until ``deadline`` (monotonic), then kill its group: (status, rusage, timed out)."""
     import select
 
