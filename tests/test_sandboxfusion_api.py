@@ -215,3 +215,11 @@ def test_languages(client):
     }
     assert client.post({"code": "x" * 200_000, "language": "python"}).status_code == 413
 
+
+
+def test_a_run_that_locks_its_folders_does_not_break_the_next(client):
+    code = "import os\nos.makedirs('d/e')\nos.chmod('d', 0)\nos.chmod(os.path.dirname(os.getcwd()), 0)\n"
+    code += "os.chmod('.', 0)"
+    assert client.run_code(code)["status"] == "Success"
+    r = client.run_code("import os; print(os.listdir('.'), len(os.listdir('..')))")
+    assert r["status"] == "Success" and r["run_result"]["stdout"] == "[] 1\n", r  # the locked folder is gone

@@ -389,60 +389,14 @@ class Worker:
         run_dir = os.path.join(self.home, "run-" + str(nonce)[:16])
         fds: list = []
         try:
+            os.chmod(self.home, 0o700)  # ours: a previous run may have locked it
             os.mkdir(run_dir, 0o700)
         except OSError as exc:
             return {"nonce": nonce, "error": f"could not make the run's working directory: {exc}"}
         try:
-            error = _write_files(run_dir, req.get("files") or {})
-            if error:
-                return {"nonce": nonce, "error": error}
-            out, err, inp = (os.memfd_create(name) for name in ("agentrl-stdout", "agentrl-stderr", "agentrl-stdin"))
-            fds += [out, err, inp]
-            stdin = req.get("stdin")
-            if stdin:
-                data = str(stdin).encode("utf-8", "surrogatepass")
-                while data:
-                    data = data[os.write(inp, data):]
-                os.lseek(inp, 0, os.SEEK_SET)
-            script = -1
-            if bash is not None:
-                script = os.memfd_create("agentrl-script")
-                fds.append(script)
-                data = str(req.get("code", "")).encode("utf-8", "surrogatepass")
-                while data:
-                    data = data[os.write(script, data):]
-            timeout = max(float(req.get("timeout_s", 10.0)), 0.001)
-            before = _forks_since_boot()
-            start = time.monotonic()
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    self._program_child(req, run_dir, out, err, inp, bash, script)
-                finally:
-                    os._exit(70)
-            self.forks_at_start = before + 1
-            status, rusage, timed_out = _wait_until(pid, start + timeout)
-            elapsed = time.monotonic() - start
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self._cleanup_others()
-            if os.WIFSIGNALED(status):
-                return_code = -os.WTERMSIG(status)
-                timed_out = timed_out or os.WTERMSIG(status) == signal.SIGXCPU
-            else:
-                return_code = os.WEXITSTATUS(status)
-            cpu_s = float(req.get("cpu_s", timeout))
-            if return_code != 0 and rusage is not None and rusage.ru_utime + rusage.ru_stime >= cpu_s:
-                timed_out = True  # the CPU limit: Python turns its signal into an exception and fails
-            cap = int(req.get("max_output_chars", 1_000_000))
-            stdout, cut_out = self._read_capped(out, cap)
-            stderr, cut_err = self._read_capped(err, cap)
-            files, error = _fetch_files(run_dir, req.get("fetch") or [], int(req.get("max_fetch_bytes", 24 << 20)))
-            return {"nonce": nonce, "return_code": None if timed_out else return_code, "timed_out": timed_out,
-                    "stdout": stdout, "stderr": stderr, "truncated": cut_out or cut_err, "elapsed_s": elapsed,
-                    "files": files, "error": error}
+            return self._run_in(req, run_dir, bash, fds)
+        except OSError as exc:  # no fork (process limit), no memfd...: the sandbox's failure, not the code's
+            return {"nonce": nonce, "error": f"the sandbox could not run the program: {exc}"}
         finally:
             for fd in fds:
                 try:
@@ -450,6 +404,61 @@ class Worker:
                 except OSError:
                     pass
             _remove_tree(run_dir)
+
+    def _run_in(self, req: dict, run_dir: str, bash: str | None, fds: list) -> dict:
+        """Write the files, fork the program, wait for it (or its deadline), collect streams and files."""
+        nonce = req.get("nonce")
+        error = _write_files(run_dir, req.get("files") or {})
+        if error:
+            return {"nonce": nonce, "error": error}
+        for name in ("agentrl-stdout", "agentrl-stderr", "agentrl-stdin"):
+            fds.append(os.memfd_create(name))
+        out, err, inp = fds[:3]
+        stdin = req.get("stdin")
+        if stdin:
+            data = str(stdin).encode("utf-8", "surrogatepass")
+            while data:
+                data = data[os.write(inp, data):]
+            os.lseek(inp, 0, os.SEEK_SET)
+        script = -1
+        if bash is not None:
+            script = os.memfd_create("agentrl-script")
+            fds.append(script)
+            data = str(req.get("code", "")).encode("utf-8", "surrogatepass")
+            while data:
+                data = data[os.write(script, data):]
+        timeout = max(float(req.get("timeout_s", 10.0)), 0.001)
+        before = _forks_since_boot()
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self._program_child(req, run_dir, out, err, inp, bash, script)
+            finally:
+                os._exit(70)
+        self.forks_at_start = before + 1
+        status, rusage, timed_out = _wait_until(pid, start + timeout)
+        elapsed = time.monotonic() - start
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._cleanup_others()
+        if os.WIFSIGNALED(status):
+            return_code = -os.WTERMSIG(status)
+            timed_out = timed_out or os.WTERMSIG(status) == signal.SIGXCPU
+        else:
+            return_code = os.WEXITSTATUS(status)
+        cpu_s = float(req.get("cpu_s", timeout))
+        if return_code != 0 and rusage is not None and rusage.ru_utime + rusage.ru_stime >= cpu_s:
+            timed_out = True  # the CPU limit: Python turns its signal into an exception and fails
+        cap = int(req.get("max_output_chars", 1_000_000))
+        stdout, cut_out = self._read_capped(out, cap)
+        stderr, cut_err = self._read_capped(err, cap)
+        files, error = _fetch_files(run_dir, req.get("fetch") or [], int(req.get("max_fetch_bytes", 16 << 20)))
+        return {"nonce": nonce, "return_code": None if timed_out else return_code, "timed_out": timed_out,
+                "stdout": stdout, "stderr": stderr, "truncated": cut_out or cut_err, "elapsed_s": elapsed,
+                "files": files, "error": error}
 
     def _read_capped(self, fd: int, max_chars: int) -> tuple[str, bool]:
         try:
@@ -605,19 +614,23 @@ def _fetch_files(run_dir: str, paths: list, budget: int) -> tuple[dict, str | No
 
 
 def _remove_tree(path: str) -> None:
-    """Remove a run's folder, even one whose subfolders the code made unreadable (it is our uid)."""
+    """Remove a run's folder, even one whose subfolders the code made unreadable (they are our uid's)."""
     import shutil
 
-    def retry(func, target, _exc_info) -> None:
-        try:
-            os.chmod(os.path.dirname(target), 0o700)
-            if os.path.isdir(target) and not os.path.islink(target):
-                os.chmod(target, 0o700)
-            func(target)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=retry)
+    try:
+        os.chmod(os.path.dirname(path), 0o700)  # the scratch folder (ours): the code may have locked it
+        os.chmod(path, 0o700)
+        for root, dirs, _ in os.walk(path):  # top-down: each subfolder is opened up before it is entered
+            for d in dirs:
+                full = os.path.join(root, d)
+                if not os.path.islink(full):
+                    try:
+                        os.chmod(full, 0o700)
+                    except OSError:
+                        pass
+    except OSError:
+        pass
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _wait_until(pid: int, deadline: float) -> tuple[int, resource.struct_rusage, bool]:

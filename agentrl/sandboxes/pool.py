@@ -68,7 +68,7 @@ MODES = ("session", "stateless")
 #: how long past a program's own deadline the host waits for the worker's answer (files, cleanup)
 _PROGRAM_GRACE_S = 10.0
 #: fetched files of one program run, in bytes before base64 (a reply frame is at most MAX_FRAME)
-_MAX_FETCH_BYTES = 24 * 1024 * 1024
+_MAX_FETCH_BYTES = 16 * 1024 * 1024
 DEFAULT_PREIMPORT = ("math", "fractions", "itertools", "functools", "collections", "numpy", "sympy")
 
 
