@@ -369,3 +369,34 @@ def test_numpy_and_sympy_are_preimported(box):
     """The image carries numpy and sympy, pre-imported like on the process tier (tool-integrated math)."""
     r = run(box, "import numpy, sympy\nprint(int(numpy.arange(4).sum()), sympy.factorint(12))")
     assert r.ok and r.output == "6 {2: 2, 3: 1}\n", r
+
+
+def test_sandboxfusion_run_code_on_the_docker_tier(daemon):
+    """serve-sandbox --tier docker answers /run_code with the same worker: files, stdin, bash, fetch, limits."""
+    import base64
+
+    import httpx
+
+    from agentrl.sandboxes.server import serve_sandbox
+
+    with serve_sandbox("docker") as server, httpx.Client(base_url=server.url, timeout=120) as http:
+
+        def run_code(code: str, language: str = "python", **fields) -> dict:
+            r = http.post("/run_code", json={"code": code, "language": language, **fields})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        r = run_code(
+            'read x; echo "$x $(cat in.txt)"; echo e >&2; printf out > out.txt; exit 2',
+            "bash",
+            stdin="in\n",
+            files={"in.txt": base64.b64encode(b"file").decode()},
+            fetch_files=["out.txt", "missing"],
+        )
+        assert r["status"] == "Failed" and r["run_result"]["return_code"] == 2, r
+        assert r["run_result"]["stdout"] == "in file\n" and r["run_result"]["stderr"] == "e\n"
+        assert r["files"] == {"out.txt": base64.b64encode(b"out").decode()}
+        r = run_code("print(input() * 2)", stdin="ab")
+        assert r["status"] == "Success" and r["run_result"]["stdout"] == "abab\n"
+        assert run_code("while True: pass", run_timeout=0.5)["run_result"]["status"] == "TimeLimitExceeded"
+        assert run_code("print(1)", files={"../x": "eA=="})["status"] == "SandboxError"

@@ -186,6 +186,7 @@ class Worker:
         self.shared_pid_ns = bool(cfg.get("shared_pid_ns"))
         self.uid = os.getuid()
         self.forks_at_start = 0
+        self.home = os.getcwd()  # the scratch directory: programs run in fresh folders under it
 
     @staticmethod
     def _fresh_globals() -> dict:
@@ -366,13 +367,161 @@ class Worker:
             output, truncated = "", False
         return {"nonce": req.get("nonce"), "ok": False, "output": output, "error": why, "truncated": truncated}
 
+    # -- whole programs (SandboxFusion's /run_code) ------------------------------------------
+    def _run_program(self, req: dict) -> dict:
+        """Run one program in a fork, in a fresh folder: files in, stdin, exit code, both streams, files out.
+
+        The fork is made from this (never user-run) interpreter, as in :meth:`_run_stateless`; the
+        deadline is enforced here, so that after a timeout the output so far and the fetched files still
+        come back. Files are written and read by this process, which has the code's uid and mounts.
+        """
+        nonce = req.get("nonce")
+        if self.cfg["mode"] != "stateless":
+            return {"nonce": nonce, "error": "programs run only in a stateless sandbox (mode='stateless')"}
+        language = req.get("language")
+        bash = None
+        if language == "bash":
+            bash = _which("bash")
+            if bash is None:
+                return {"nonce": nonce, "error": "bash is not installed in this sandbox"}
+        elif language != "python":
+            return {"nonce": nonce, "error": f"language {language!r} is not run here; supported: python, bash"}
+        run_dir = os.path.join(self.home, "run-" + str(nonce)[:16])
+        fds: list = []
+        try:
+            os.chmod(self.home, 0o700)  # ours: a previous run may have locked it
+            os.mkdir(run_dir, 0o700)
+        except OSError as exc:
+            return {"nonce": nonce, "error": f"could not make the run's working directory: {exc}"}
+        try:
+            return self._run_in(req, run_dir, bash, fds)
+        except OSError as exc:  # no fork (process limit), no memfd...: the sandbox's failure, not the code's
+            return {"nonce": nonce, "error": f"the sandbox could not run the program: {exc}"}
+        finally:
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            _remove_tree(run_dir)
+
+    def _run_in(self, req: dict, run_dir: str, bash: str | None, fds: list) -> dict:
+        """Write the files, fork the program, wait for it (or its deadline), collect streams and files."""
+        nonce = req.get("nonce")
+        error = _write_files(run_dir, req.get("files") or {})
+        if error:
+            return {"nonce": nonce, "error": error}
+        for name in ("agentrl-stdout", "agentrl-stderr", "agentrl-stdin"):
+            fds.append(os.memfd_create(name))
+        out, err, inp = fds[:3]
+        stdin = req.get("stdin")
+        if stdin:
+            data = str(stdin).encode("utf-8", "surrogatepass")
+            while data:
+                data = data[os.write(inp, data):]
+            os.lseek(inp, 0, os.SEEK_SET)
+        script = -1
+        if bash is not None:
+            script = os.memfd_create("agentrl-script")
+            fds.append(script)
+            data = str(req.get("code", "")).encode("utf-8", "surrogatepass")
+            while data:
+                data = data[os.write(script, data):]
+        timeout = max(float(req.get("timeout_s", 10.0)), 0.001)
+        before = _forks_since_boot()
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self._program_child(req, run_dir, out, err, inp, bash, script)
+            finally:
+                os._exit(70)
+        self.forks_at_start = before + 1
+        status, rusage, timed_out = _wait_until(pid, start + timeout)
+        elapsed = time.monotonic() - start
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._cleanup_others()
+        if os.WIFSIGNALED(status):
+            return_code = -os.WTERMSIG(status)
+            timed_out = timed_out or os.WTERMSIG(status) == signal.SIGXCPU
+        else:
+            return_code = os.WEXITSTATUS(status)
+        cpu_s = float(req.get("cpu_s", timeout))
+        if return_code != 0 and rusage is not None and rusage.ru_utime + rusage.ru_stime >= cpu_s:
+            timed_out = True  # the CPU limit: Python turns its signal into an exception and fails
+        cap = int(req.get("max_output_chars", 1_000_000))
+        stdout, cut_out = self._read_capped(out, cap)
+        stderr, cut_err = self._read_capped(err, cap)
+        files, error = _fetch_files(run_dir, req.get("fetch") or [], int(req.get("max_fetch_bytes", 16 << 20)))
+        return {"nonce": nonce, "return_code": None if timed_out else return_code, "timed_out": timed_out,
+                "stdout": stdout, "stderr": stderr, "truncated": cut_out or cut_err, "elapsed_s": elapsed,
+                "files": files, "error": error}
+
+    def _read_capped(self, fd: int, max_chars: int) -> tuple[str, bool]:
+        try:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, min(size, self.capture.max_file_bytes + 1024), 0)
+        except OSError:
+            return "", False
+        text = data.decode("utf-8", errors="replace")
+        if len(text) <= max_chars:
+            return text, False
+        return text[:max_chars] + f"\n... [output truncated: {len(text) - max_chars} more characters]", True
+
+    def _program_child(self, req: dict, run_dir: str, out: int, err: int, inp: int, bash: str | None,
+                       script: int) -> None:
+        """In the fork: the run's folder, streams and limits, then the program; never returns."""
+        self.main_pid = os.getpid()
+        os.setpgid(0, 0)
+        os.chdir(run_dir)
+        os.dup2(inp, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        for fd in (self.req_fd, self.resp_fd):
+            try:
+                os.set_inheritable(fd, False)  # the control channel is not the program's
+            except OSError:
+                pass
+        self._set_cpu_limit(float(req.get("cpu_s", req.get("timeout_s", 10.0))))
+        memory_mb = req.get("memory_mb")
+        if memory_mb is not None:
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            cap = _vm_bytes() + int(memory_mb) * 1024 * 1024
+            if soft == resource.RLIM_INFINITY or cap < soft:
+                try:
+                    hard = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
+                    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+                except (ValueError, OSError):
+                    pass
+        if bash is not None:
+            os.set_inheritable(script, True)
+            signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            try:
+                os.execve(bash, ["bash", f"/proc/self/fd/{script}"], dict(os.environ))
+            except OSError as exc:
+                os.write(2, f"bash: cannot run: {exc}\n".encode())
+                os._exit(127)
+        sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False,
+                          buffering=1)
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
+        sys.argv = ["<run_code>"]
+        os._exit(_run_script(str(req.get("code", ""))))
+
     def serve(self) -> None:
         while True:
             try:
                 req = self.recv()
             except (EOFError, OSError, ValueError, struct.error):
                 os._exit(0)
-            if self.cfg["mode"] == "stateless":
+            if req.get("op") == "run":
+                resp = self._run_program(req)
+            elif self.cfg["mode"] == "stateless":
                 resp = self._run_stateless(req)
             else:
                 resp = self._run(req, self.globals)
@@ -381,6 +530,184 @@ class Worker:
                 self.send(resp)
             except OSError:
                 os._exit(0)
+
+
+def _which(name: str) -> str | None:
+    for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+        path = os.path.join(d or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _inside(run_dir: str, path: str) -> str | None:
+    """The absolute form of relative ``path`` under ``run_dir``, or ``None`` when it would leave it."""
+    if not isinstance(path, str) or not path or path.startswith("/") or "\0" in path:
+        return None
+    full = os.path.normpath(os.path.join(run_dir, path))
+    return full if full.startswith(run_dir + "/") else None
+
+
+def _write_files(run_dir: str, files: dict) -> str | None:
+    """Write ``{relative path: base64}`` under ``run_dir``; an error message, or ``None``."""
+    import base64
+    import binascii
+
+    for path, content in files.items():
+        full = _inside(run_dir, path)
+        if full is None:
+            return f"file path {path!r} is outside the run's working directory"
+        try:
+            data = base64.b64decode(str(content))
+        except (binascii.Error, ValueError) as exc:
+            return f"files[{path!r}] is not valid base64: {exc}"
+        try:
+            os.makedirs(os.path.dirname(full), 0o700, exist_ok=True)
+            fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            return f"could not write files[{path!r}]: {exc.strerror or exc}"
+    return None
+
+
+def _fetch_files(run_dir: str, paths: list, budget: int) -> tuple[dict, str | None]:
+    """``{path: base64}`` of the regular files among ``paths`` (missing ones left out), within ``budget`` bytes."""
+    import base64
+    import stat
+
+    found: dict = {}
+    for path in paths:
+        full = _inside(run_dir, path)
+        if full is None or path in found:
+            continue
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO left by the code must not block us
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if st.st_size > budget:
+                return found, (f"fetch_files: {path!r} ({st.st_size} bytes) does not fit in what is left of the "
+                               f"{budget} byte limit on fetched files")
+            chunks, left = [], st.st_size + 1
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            data = b"".join(chunks)[: st.st_size]
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        budget -= len(data)
+        found[path] = base64.b64encode(data).decode("ascii")
+    return found, None
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a run's folder, even one whose subfolders the code made unreadable (they are our uid's)."""
+    import shutil
+
+    try:
+        os.chmod(os.path.dirname(path), 0o700)  # the scratch folder (ours): the code may have locked it
+        os.chmod(path, 0o700)
+        for root, dirs, _ in os.walk(path):  # top-down: each subfolder is opened up before it is entered
+            for d in dirs:
+                full = os.path.join(root, d)
+                if not os.path.islink(full):
+                    try:
+                        os.chmod(full, 0o700)
+                    except OSError:
+                        pass
+    except OSError:
+        pass
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _wait_until(pid: int, deadline: float) -> tuple[int, resource.struct_rusage, bool]:
+    """Wait for child ``pid`` until ``deadline`` (monotonic), then kill its group: (status, rusage, timed out)."""
+    import select
+
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = -1
+    delay = 0.0002
+    try:
+        while True:
+            wpid, status, rusage = os.wait4(pid, os.WNOHANG)
+            if wpid == pid:
+                return status, rusage, False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            if pidfd >= 0:
+                select.select([pidfd], [], [], left)
+            else:
+                time.sleep(min(left, delay))
+                delay = min(delay * 2, 0.01)
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _, status, rusage = os.wait4(pid, 0)
+    return status, rusage, True
+
+
+def _run_script(code: str) -> int:
+    """Run ``code`` as a script (``__main__``, no echo of a last expression); its exit status."""
+    status = 0
+    try:
+        try:
+            tree = compile(code, "<run_code>", "exec", dont_inherit=True)
+        except UnicodeEncodeError:
+            code = code.encode("utf-8", "backslashreplace").decode("utf-8")
+            tree = compile(code, "<run_code>", "exec", dont_inherit=True)
+        if len(code) < 200_000:
+            linecache.cache["<run_code>"] = (len(code), None, code.splitlines(True), "<run_code>")
+        exec(tree, {"__name__": "__main__", "__builtins__": builtins})
+    except SystemExit as exc:
+        if exc.code is None:
+            status = 0
+        elif isinstance(exc.code, int):
+            status = exc.code & 0xFF
+        else:
+            try:
+                sys.stderr.write(f"{exc.code}\n")
+            except BaseException:
+                pass
+            status = 1
+    except BaseException as exc:
+        try:
+            sys.stderr.write(_format_exc(exc) + "\n")
+        except BaseException:
+            pass
+        status = 1
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    return status
 
 
 def _forks_since_boot() -> int:

@@ -15,7 +15,9 @@ lives here:
   reads the reply against one deadline, and maps the outcome into an
   :class:`~agentrl.sandboxes.base.ExecutionResult`: a reply (``ok``/``output``/``error``/``truncated``),
   a timeout (the worker and everything it started are killed and replaced), or a dead worker or a
-  corrupted channel (unsolicited bytes, a bad frame, a reply to another nonce: killed and replaced).
+  corrupted channel (unsolicited bytes, a bad frame, a reply to another nonce: killed and replaced);
+  ``run_program()`` (stateless mode) runs one whole program the same way (``op: "run"``), see
+  :mod:`agentrl.sandboxes.program`.
 
 >>> from agentrl.sandboxes.python import PythonSandbox
 >>> issubclass(PythonSandbox, PooledSandbox)
@@ -37,6 +39,7 @@ from typing import Generic, Protocol, TypeVar
 from agentrl.core.choices import did_you_mean
 from agentrl.core.errors import SandboxOptionError, SandboxUnavailable
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, FinalizedSandbox
+from agentrl.sandboxes.program import ProgramRequest, ProgramResult
 
 __all__ = [
     "DEFAULT_PREIMPORT",
@@ -62,6 +65,10 @@ HEADER = struct.Struct(">4sI")
 MAX_FRAME = 64 * 1024 * 1024
 STARTUP_TIMEOUT_S = 120.0
 MODES = ("session", "stateless")
+#: how long past a program's own deadline the host waits for the worker's answer (files, cleanup)
+_PROGRAM_GRACE_S = 10.0
+#: fetched files of one program run, in bytes before base64 (a reply frame is at most MAX_FRAME)
+_MAX_FETCH_BYTES = 16 * 1024 * 1024
 DEFAULT_PREIMPORT = ("math", "fractions", "itertools", "functools", "collections", "numpy", "sympy")
 
 
@@ -389,3 +396,69 @@ class PooledSandbox(FinalizedSandbox):
             return ExecutionResult(ok=bool(resp.get("ok")), output=output,
                                    error=None if error is None else str(error),
                                    truncated=bool(resp.get("truncated")), latency_s=time.monotonic() - start)
+
+    def run_program(self, program: ProgramRequest) -> ProgramResult:
+        """Run one whole program (Python or bash) in a fresh folder of a stateless sandbox.
+
+        The worker forks, writes ``program.files``, feeds ``stdin``, enforces the deadline itself (so
+        the output so far and the fetched files come back after a timeout too), kills every process
+        of the run and removes its folder. Needs ``mode="stateless"``.
+
+        Raises:
+            SandboxOptionError: the sandbox is in session mode.
+        """
+        import base64
+
+        if self.mode != "stateless":
+            raise SandboxOptionError("run_program needs a sandbox made with mode='stateless' (each run is a "
+                                     "fork of a clean interpreter); this one is in session mode")
+        with self._lock:
+            self._check_open()
+            start = time.monotonic()
+            timeout = max(float(program.timeout_s), 0.001)
+            worker = self._pool.current()
+            # The worker keeps the deadline; ours is a backstop for a worker that hangs.
+            deadline = time.monotonic() + timeout + _PROGRAM_GRACE_S
+            nonce = uuid.uuid4().hex
+            msg = {"op": "run", "nonce": nonce, "language": program.language, "code": program.code,
+                   "stdin": program.stdin, "timeout_s": timeout, "cpu_s": min(self.cpu_s, timeout),
+                   "memory_mb": program.memory_mb, "max_output_chars": int(program.max_output_chars),
+                   "files": {path: base64.b64encode(bytes(data)).decode("ascii")
+                             for path, data in program.files.items()},
+                   "fetch": list(program.fetch_files), "max_fetch_bytes": _MAX_FETCH_BYTES}
+            try:
+                if worker.pending():
+                    raise ChannelCorrupt("unsolicited data on the control channel")
+                send_frame(worker, msg, deadline)
+                resp = recv_frame(worker, deadline)
+                if resp.get("nonce") != nonce:
+                    raise ChannelCorrupt("reply does not match the request")
+            except TimeoutError:
+                self._pool.replace(worker)
+                return ProgramResult(return_code=None, timed_out=True, execution_time_s=time.monotonic() - start,
+                                     error=f"the sandbox did not answer within {timeout:g}s + "
+                                           f"{_PROGRAM_GRACE_S:g}s; {self._restart_note}")
+            except (OSError, EOFError, ValueError, ChannelCorrupt) as exc:
+                why = (f"the sandbox's control channel was corrupted ({exc})" if isinstance(exc, ChannelCorrupt)
+                       else worker.exit_reason())
+                self._pool.replace(worker)
+                return ProgramResult(return_code=None, execution_time_s=time.monotonic() - start,
+                                     error=why + self._lost_note["stateless"])
+        rc = resp.get("return_code")
+        files: dict[str, bytes] = {}
+        for path, data in (resp.get("files") or {}).items():
+            try:
+                files[str(path)] = base64.b64decode(str(data), validate=True)
+            except ValueError:
+                continue
+        error = resp.get("error")
+        return ProgramResult(
+            return_code=rc if isinstance(rc, int) else None,
+            stdout=str(resp.get("stdout") or ""),
+            stderr=str(resp.get("stderr") or ""),
+            timed_out=bool(resp.get("timed_out")),
+            execution_time_s=float(resp.get("elapsed_s") or 0.0),
+            files=files,
+            error=None if error is None else str(error),
+            truncated=bool(resp.get("truncated")),
+        )

@@ -7,7 +7,7 @@ Endpoints (``Authorization: Bearer <token>`` on every call when tokens are confi
     POST   /v1/sessions/{id}/reset    -> {"ok": true}
     DELETE /v1/sessions/{id}          -> {"ok": true}
     GET    /v1/health                 -> {"status": "ok", "tier": ..., "isolation": ..., "sessions": n}
-    POST   /run_code                  SandboxFusion's request and response format (stateless Python)
+    POST   /run_code                  SandboxFusion's format: one Python or bash program (:mod:`.fusion`)
 
 Errors answer ``{"error": "..."}`` with 400 (bad request), 401 (missing or wrong token), 404 (no such
 session: expired, closed, or the server restarted), 413 (request or code too large), 429 (a per-client
@@ -19,9 +19,11 @@ all our servers; HTTP/1.1 keep-alive, ``TCP_NODELAY``); each request is logged a
 ``allow_remote=True`` (``--allow-remote``) *and* at least one token. Requests carry untrusted code
 only into the sandboxes; the server itself only parses JSON.
 
-``/run_code`` runs each request in a fresh fork of a warm stateless worker (SandboxFusion semantics:
-nothing carries over between requests but files in the worker's scratch directory, which are private to
-one client). Only ``language: "python"`` is served; ``stdin``, ``files`` and ``fetch_files`` must be empty.
+``/run_code`` runs each request in a fresh fork of a warm stateless worker, in a fresh working directory
+(SandboxFusion semantics): ``files`` are written there first, ``stdin`` is fed to the program, and
+``fetch_files`` come back base64-encoded, after a timeout too. ``language`` is ``"python"`` or ``"bash"``
+(bash is exec'd from the same fork: same namespaces, uid and limits). A body off SandboxFusion's schema
+answers 422 ``{"detail": [...]}`` as its FastAPI does; see :mod:`agentrl.sandboxes.fusion` for the format.
 
 >>> with serve_sandbox(tokens={"tok": "alice"}) as server:
 ...     server.url.startswith("http://127.0.0.1:")
@@ -326,33 +328,41 @@ class SandboxServer:
 
     # -- SandboxFusion -----------------------------------------------------------------------
     def run_code(self, client: str, body: dict[str, Any]) -> dict[str, Any]:
-        """``POST /run_code`` in SandboxFusion's format: one stateless Python run."""
-        code = self._code(body)
-        language = body.get("language", "python")
-        if language not in ("python", "python3"):
-            return _fusion("SandboxError", f"language {language!r} is not served here; only 'python'")
-        for unsupported in ("stdin", "files", "fetch_files"):
-            if body.get(unsupported):
-                return _fusion("SandboxError", f"{unsupported} is not supported by this server")
-        timeout = self._timeout(body.get("run_timeout"), 10.0)
+        """``POST /run_code`` in SandboxFusion's format: one Python or bash program in a fresh stateless fork.
+
+        Raises:
+            SchemaError: the body does not fit SandboxFusion's schema (answered 422, FastAPI's shape).
+        """
+        from agentrl.core.errors import SandboxUnavailable
+        from agentrl.sandboxes.fusion import FusionRefused, error_response, parse_run_code, run_response
+        from agentrl.sandboxes.program import ProgramRequest
+
+        if isinstance(body, dict) and isinstance(body.get("code"), str):
+            self._code(body)  # 413 for code over the limit
+        try:
+            req = parse_run_code(body)
+        except FusionRefused as exc:
+            return error_response(str(exc))
+        memory = None if req.memory_limit_mb is None else min(req.memory_limit_mb, self.max_memory_mb)
+        program = ProgramRequest(
+            req.code,
+            "bash" if req.language == "bash" else "python",
+            timeout_s=self._timeout(req.run_timeout, 10.0),
+            stdin=req.stdin,
+            files=req.files,
+            fetch_files=req.fetch_files,
+            memory_mb=memory,
+            max_output_chars=self.max_output_chars,
+        )
         with self._slot(client):
             box = self._take_stateless(client)
             try:
-                result = box.execute(ExecutionRequest(code, timeout_s=timeout))
+                result = box.run_program(program)
+            except SandboxUnavailable as exc:
+                return error_response(f"the {self.tier} tier could not run the code: {exc}")
             finally:
                 self._give_stateless(client, box)
-        if result.timed_out:
-            run_status, rc = "TimeLimitExceeded", None
-        else:
-            run_status, rc = "Finished", 0 if result.ok else 1
-        run = {
-            "status": run_status,
-            "execution_time": round(result.latency_s, 6),
-            "return_code": rc,
-            "stdout": result.output,
-            "stderr": result.error or "",
-        }
-        return _fusion("Success" if result.ok else "Failed", "" if result.ok else (result.error or ""), run)
+        return run_response(result)
 
     def _take_stateless(self, client: str) -> Any:
         with self._lock:
@@ -411,17 +421,6 @@ class SandboxServer:
                 b.close()
 
 
-def _fusion(status: str, message: str, run: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "status": status,
-        "message": message,
-        "compile_result": None,
-        "run_result": run,
-        "executor_pod_name": None,
-        "files": {},
-    }
-
-
 # -- HTTP transport -------------------------------------------------------------------------
 def create_app(server: SandboxServer) -> Any:
     """The ASGI app of ``server``'s endpoints (the table in the module docstring).
@@ -442,8 +441,13 @@ def create_app(server: SandboxServer) -> Any:
         return json_response(await run_in_threadpool(server.create_session, request.state.client, body))
 
     async def run_code(request: Any) -> Any:
+        from agentrl.sandboxes.fusion import SchemaError
+
         body = await body_of(request)
-        return json_response(await run_in_threadpool(server.run_code, request.state.client, body))
+        try:
+            return json_response(await run_in_threadpool(server.run_code, request.state.client, body))
+        except SchemaError as exc:  # what SandboxFusion's FastAPI answers a request off its schema
+            return json_response({"detail": exc.detail}, 422)
 
     async def execute(request: Any) -> Any:
         body = await body_of(request)
