@@ -1,4 +1,4 @@
-"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``, ``serve-*``.
+"""The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``, ``osworld``, ``serve-*``.
 
 >>> main(["list"])  # doctest: +ELLIPSIS
 AgentRL/...
@@ -55,6 +55,26 @@ def _command_check(args: argparse.Namespace) -> int:
         print(f"FAILED: {exc}", file=sys.stderr)
         return 1
     print(f"{args.env_id}: all checks passed")
+    return 0
+
+
+def _command_osworld_coverage(args: argparse.Namespace) -> int:
+    import json
+
+    from agentrl.envs.osworld.apps import APP_PACKAGES, NOT_IN_DEBIAN, installed_apps
+    from agentrl.envs.osworld.coverage import coverage, format_coverage
+
+    if args.apps is None:
+        installed: list[str] | None = installed_apps()
+    elif args.apps == "all":
+        installed = [*APP_PACKAGES, *NOT_IN_DEBIAN]
+    else:
+        installed = [app.strip() for app in args.apps.split(",") if app.strip()]
+    report = coverage(args.path, split=args.split, installed=installed)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=1))
+    else:
+        print(format_coverage(report, tasks=not args.summary))
     return 0
 
 
@@ -424,6 +444,24 @@ def build_parser() -> argparse.ArgumentParser:
     agent_group.add_argument("--agent-name", help="the agent's name in the table (default: the agent's name)")
     _add_backend_options(agent_group)
     league.set_defaults(run=_command_league)
+
+    osworld = commands.add_parser("osworld", help="OSWorld task files: `agentrl osworld coverage PATH`")
+    osworld_commands = osworld.add_subparsers(dest="osworld_command", required=True, metavar="COMMAND")
+    cover = osworld_commands.add_parser(
+        "coverage",
+        help="which tasks of OSWorld task files this desktop can run, and why not the others",
+        description="Reads OSWorld task files as AgentRL/OSWorld-v0 does (file by file) and prints, per task, whether "
+        "it can run here and what stops it (a file that cannot be parsed, a setup step, getter or metric not "
+        "served, an app not installed), then totals per domain and overall and the top blockers.",
+    )
+    cover.add_argument("path", help="a folder of task files, a task list (evaluation_examples/test_all.json), the "
+                       "evaluation_examples folder (its test_all list), or one task file")
+    cover.add_argument("--split", metavar="NAME", help="with an evaluation_examples folder: the task list NAME.json")
+    cover.add_argument("--apps", metavar="LIST", help="the apps the desktop has, comma-separated (xterm,chromium,"
+                       "localc...), or 'all' (default: those on PATH here)")
+    cover.add_argument("--json", action="store_true", help="machine-readable output")
+    cover.add_argument("--summary", action="store_true", help="only the totals and the top blockers")
+    cover.set_defaults(run=_command_osworld_coverage)
 
     from agentrl.train.cli import add_train_parser
 

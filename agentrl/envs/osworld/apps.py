@@ -19,7 +19,16 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import PurePath
 
-__all__ = ["APP_PACKAGES", "CHROMIUM_FLAGS", "installed_apps", "opener_for", "resolve_command"]
+__all__ = [
+    "APP_PACKAGES",
+    "CHROMIUM_FLAGS",
+    "NOT_IN_DEBIAN",
+    "RELATED_APPS",
+    "install_hint",
+    "installed_apps",
+    "opener_for",
+    "resolve_command",
+]
 
 APP_PACKAGES: dict[str, str] = {
     "xterm": "xterm",
@@ -28,8 +37,39 @@ APP_PACKAGES: dict[str, str] = {
     "galculator": "galculator",
     "chromium": "chromium",
     "libreoffice": "libreoffice-calc",
+    "localc": "libreoffice-calc",
+    "lowriter": "libreoffice-writer",
+    "loimpress": "libreoffice-impress",
+    "gimp": "gimp",
+    "vlc": "vlc",
+    "thunderbird": "thunderbird",
+    "socat": "socat",  # OSWorld's Chrome tasks forward the debugging port with it
 }
 """App (executable) -> the Debian package that provides it."""
+
+NOT_IN_DEBIAN: dict[str, str] = {
+    "code": "Visual Studio Code is not packaged in Debian: install Microsoft's code .deb on the desktop",
+}
+"""Apps OSWorld's tasks use that no Debian package provides -> how to get them."""
+
+RELATED_APPS: dict[str, str] = {
+    "chrome": "chromium",
+    "browser": "chromium",
+    "libreoffice_calc": "localc",
+    "libreoffice calc": "localc",
+    "calc": "localc",
+    "libreoffice_writer": "lowriter",
+    "writer": "lowriter",
+    "libreoffice_impress": "loimpress",
+    "gimp": "gimp",
+    "vlc": "vlc",
+    "thunderbird": "thunderbird",
+    "vs_code": "code",
+    "vscode": "code",
+}
+"""OSWorld's ``related_apps`` names (lower-cased) -> the executable that app needs on this desktop.
+
+Names with no entry (``os``, ``terminal``, ``pdf``, ``image``...) need no particular app."""
 
 CHROMIUM_FLAGS: tuple[str, ...] = (
     "--no-sandbox",
@@ -85,8 +125,21 @@ def resolve_command(argv: Sequence[str]) -> list[str]:
 
 
 def installed_apps(which: Callable[[str], str | None] = shutil.which) -> list[str]:
-    """The apps of :data:`APP_PACKAGES` found on ``PATH``."""
-    return [app for app in APP_PACKAGES if which(app)]
+    """The apps of :data:`APP_PACKAGES` and :data:`NOT_IN_DEBIAN` found on ``PATH``."""
+    return [app for app in (*APP_PACKAGES, *NOT_IN_DEBIAN) if which(app)]
+
+
+def install_hint(app: str) -> str:
+    """How to install ``app`` on the desktop.
+
+    >>> install_hint("gimp")
+    'apt-get install -y --no-install-recommends gimp'
+    >>> install_hint("code")[:40]
+    'Visual Studio Code is not packaged in De'
+    """
+    if app in APP_PACKAGES:
+        return f"apt-get install -y --no-install-recommends {APP_PACKAGES[app]}"
+    return NOT_IN_DEBIAN.get(app, f"install {app} on the desktop")
 
 
 def opener_for(path: str, *, is_dir: bool = False, installed: Callable[[str], bool] | None = None) -> list[str]:

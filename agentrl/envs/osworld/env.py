@@ -35,8 +35,10 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
+import shlex
 import time
 import urllib.error
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,8 +61,9 @@ from agentrl.envs.osworld.actions import (
     parse_pyautogui,
 )
 from agentrl.envs.osworld.evaluate import evaluate
+from agentrl.envs.osworld.pool import SkippedTask, TaskPool, pool_of, read_tasks
 from agentrl.envs.osworld.setup import run_setup
-from agentrl.envs.osworld.tasks import OSWorldTask, load_task_dir, load_task_list
+from agentrl.envs.osworld.tasks import OSWorldTask, load_task_dir
 
 __all__ = ["ACTION_SPACES", "BUILTIN_TASKS", "OBS_TYPES", "PROVIDERS", "OSWorldEnv", "builtin_tasks"]
 
@@ -88,8 +91,14 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
     """A desktop task from OSWorld's JSON format, on a real X desktop.
 
     Args:
-        tasks: the task pool: :class:`OSWorldTask` objects, or a folder of OSWorld task JSON files;
-            default the shipped tasks whose apps are installed.
+        tasks: the task pool: :class:`OSWorldTask` objects, or a path: a folder of OSWorld task JSON
+            files, a task list (``evaluation_examples/test_all.json``, or the ``evaluation_examples``
+            folder itself) or one task file; default the shipped tasks whose apps are installed. Tasks
+            are read file by file (:func:`~agentrl.envs.osworld.pool.read_tasks`); those that cannot be
+            parsed or use a setup step, getter, metric or app this desktop lacks are left out, listed in
+            ``env.unwrapped.skipped_tasks`` with their reasons and summarised in one warning. No task
+            left raises :class:`~agentrl.envs.osworld.pool.EmptyTaskPool` naming the top reasons
+            (``agentrl osworld coverage PATH`` prints the table).
         split: with ``tasks`` an OSWorld ``evaluation_examples`` folder: the task list to load,
             ``tasks/<split>.json`` (``"test_all"``, ``"test_small"``...), in its order, the tasks read from
             ``tasks/examples/<domain>/<id>.json``. The env is a :class:`~agentrl.core.dataset.TaskDataset`
@@ -162,22 +171,30 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         super().__init__(max_turns=int(max_steps))
         self._dataset_path: Path | None = None
-        if split is not None:
-            if not isinstance(tasks, (str, Path)):
-                raise ValueError(f"split={split!r} needs tasks= an OSWorld evaluation_examples folder "
-                                 "(with <split>.json and examples/<domain>/<id>.json)")
-            self._dataset_path = Path(tasks).resolve() / f"{split}.json"
-            tasks = load_task_list(tasks, split)
-        elif isinstance(tasks, (str, Path)):
+        pool: TaskPool | None = None
+        if split is not None and not isinstance(tasks, (str, Path)):
+            raise ValueError(f"split={split!r} needs tasks= an OSWorld evaluation_examples folder "
+                             "(with <split>.json and examples/<domain>/<id>.json)")
+        if isinstance(tasks, (str, Path)):  # file by file: what cannot run here is reported, not fatal
+            pool = read_tasks(tasks, split=split)
+            split = pool.split
             self._dataset_path = Path(tasks).resolve()
-            tasks = load_task_dir(tasks)
+            if split is not None and self._dataset_path.is_dir():
+                self._dataset_path = self._dataset_path / f"{split}.json"
         elif tasks is None:
             self._dataset_path = BUILTIN_TASKS.resolve()
+        else:
+            if not list(tasks):
+                raise ValueError("no tasks: give tasks=[...] or a folder of OSWorld task JSON files")
+            pool = pool_of(tasks)
+        if pool is not None:  # setup steps, getters, metrics: checked before a desktop starts
+            pool = pool.select(installed=None)
+            pool.require_tasks()
         self.split = split
-        if tasks is not None and not list(tasks):
-            raise ValueError("no tasks: give tasks=[...] or a folder of OSWorld task JSON files")
-        self.tasks: list[OSWorldTask] = list(tasks) if tasks is not None else []
-        self._builtin = tasks is None
+        self.tasks: list[OSWorldTask] = list(pool.tasks) if pool is not None else []
+        self.skipped_tasks: list[SkippedTask] = []
+        """The tasks left out of the pool (they cannot run on this desktop), each with its reasons."""
+        self._builtin = pool is None
         self.task_id = task_id
         self.obs_type = obs_type
         self.action_mode = action_space
@@ -202,6 +219,14 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
                 raise ValueError(f"the remote desktop is {width}x{height}, not the requested {self._requested_size}")
             if self._builtin:  # the shipped tasks whose apps the desktop (here, remote or in a container) has
                 self.tasks = builtin_tasks(installed=self.client.installed_apps())
+            elif pool is not None:  # and the apps the given tasks need (unknown on OSWorld's own server)
+                pool = pool.select(installed=self.client.installed_apps())
+                pool.require_tasks()
+                self.tasks, self.skipped_tasks = list(pool.tasks), list(pool.skipped)
+                if pool.skipped:
+                    target = shlex.quote(pool.source) if pool.source else "PATH"
+                    warnings.warn(f"{pool.summary()}. The list: env.unwrapped.skipped_tasks, or run "
+                                  f"`agentrl osworld coverage {target}`", UserWarning, stacklevel=2)
             self._by_id = {task.id: task for task in self.tasks}
             if task_id is not None:
                 self._lookup(task_id)
@@ -288,6 +313,10 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         try:
             return self._by_id[task_id]
         except KeyError:
+            for skipped in self.skipped_tasks:
+                if skipped.id == task_id:
+                    reasons = "; ".join(reason.message for reason in skipped.reasons[:3])
+                    raise UnknownTask(task_id, hint=f"it was left out of the pool: {reasons}") from None
             close = did_you_mean(task_id, list(self._by_id)).removeprefix("; ")
             loaded = f"{len(self._by_id)} tasks are loaded"
             raise UnknownTask(task_id, hint=f"{close} ({loaded})" if close else loaded) from None
@@ -310,7 +339,11 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
                                 "folder: --env-kwarg tasks=path/to/evaluation_examples --split test_all")
         if self._dataset_path.is_file():
             files = (str(self._dataset_path), *files)
-        return DatasetCard(name="OSWorld", path=str(self._dataset_path), metric="success rate", split=self.split,
+        metric = "success rate"
+        if self.skipped_tasks:  # the score is not OSWorld's over the whole list: say so where it is reported
+            metric += (f" over the {len(self.tasks)} of {len(self.tasks) + len(self.skipped_tasks)} tasks this "
+                       "desktop can run")
+        return DatasetCard(name="OSWorld", path=str(self._dataset_path), metric=metric, split=self.split,
                            files=files)
 
     @property

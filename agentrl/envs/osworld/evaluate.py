@@ -62,6 +62,8 @@ def evaluate(
     (0.0, [{'func': 'exact_match', 'score': 0.0, 'error': 'last action is FAIL on a feasible task'}])
     """
     ev = task.evaluator
+    if not ev.funcs:
+        return 0.0, [{"func": "", "score": 0.0, "error": "the task has no evaluator (its func is empty)"}]
     if ev.infeasible:
         score = 1.0 if is_fail(last_action) else 0.0
         error = None if score else f"infeasible task: last action {last_action!r} is not FAIL"

@@ -35,9 +35,11 @@ __all__ = [
     "EvaluatorSpec",
     "OSWorldTask",
     "SetupStep",
+    "Unsupported",
     "load_task",
     "load_task_dir",
     "load_task_list",
+    "unsupported",
     "validate",
 ]
 
@@ -111,7 +113,9 @@ class EvaluatorSpec:
     """The ``evaluator`` object, with single values normalized to parallel tuples.
 
     ``results[i]`` / ``expecteds[i]`` are getter specs (``None`` where absent); ``options[i]`` the
-    metric's keyword options. ``multi`` records whether ``func`` was a list in the file.
+    metric's keyword options. ``multi`` records whether ``func`` was a list in the file. ``funcs`` is
+    empty where the file's ``func`` is ``""``: OSWorld ships a few tasks without an evaluator, which
+    :func:`validate` reports and the env leaves out.
     """
 
     funcs: tuple[str, ...]
@@ -136,9 +140,11 @@ class EvaluatorSpec:
         if "func" not in data:
             raise TaskFormatError(f"{here}field 'evaluator.func' is missing")
         func = data["func"]
+        if func == "" or func == []:  # OSWorld's files for tasks left without an evaluator; validate() names it
+            return cls(funcs=(), results=(), expecteds=(), options=())
         multi = isinstance(func, list)
         funcs = _as_list(func)
-        if not funcs or not all(isinstance(f, str) and f for f in funcs):
+        if not all(isinstance(f, str) and f for f in funcs):
             raise TaskFormatError(f"{here}field 'evaluator.func' must be a string or a non-empty list of strings")
         n = len(funcs)
 
@@ -238,16 +244,20 @@ class OSWorldTask:
         related = data.get("related_apps") or []
         if not isinstance(related, list) or not all(isinstance(a, str) for a in related):
             raise TaskFormatError(f"{here}field 'related_apps' must be a list of strings")
-        for name in ("source", "snapshot"):
-            if data.get(name) is not None and not isinstance(data[name], str):
-                raise TaskFormatError(f"{here}field {name!r} must be a string")
+        if data.get("snapshot") is not None and not isinstance(data["snapshot"], str):
+            raise TaskFormatError(f"{here}field 'snapshot' must be a string")
+        source_raw = data.get("source") or ""
+        if isinstance(source_raw, list) and all(isinstance(s, str) for s in source_raw):
+            source_raw = " ".join(source_raw)  # OSWorld cites several pages in a list in a few files
+        if not isinstance(source_raw, str):
+            raise TaskFormatError(f"{here}field 'source' must be a string or a list of strings")
         return cls(
             id=data["id"],
             instruction=data["instruction"],
             config=config,
             evaluator=EvaluatorSpec.from_dict(data["evaluator"], source=source),
             related_apps=tuple(related),
-            source=data.get("source") or "",
+            source=source_raw,
             snapshot=data.get("snapshot") or "",
             raw=dict(data),
         )
@@ -331,14 +341,62 @@ def load_task_list(root: str | Path, split: str) -> list[OSWorldTask]:
     return tasks
 
 
-def _check(kind: str, name: str, choices: tuple[str, ...], where: str) -> str | None:
+@dataclass(frozen=True)
+class Unsupported:
+    """One reason a task cannot run here.
+
+    ``kind``: ``"setup step"``, ``"getter"``, ``"metric"`` or ``"evaluator"``; ``name``: the step type,
+    getter type or metric; ``where``: the field.
+    """
+
+    kind: str
+    name: str
+    where: str
+    message: str
+
+
+def _check(kind: str, name: str, choices: tuple[str, ...], where: str, task_id: str) -> Unsupported | None:
     if name in choices:
         return None
-    return f"{where}: unsupported {kind} {name!r}; supported: {', '.join(choices)}{did_you_mean(name, choices)}"
+    noun = "setup step type" if kind == "setup step" else kind
+    message = (f"task {task_id!r} {where}: unsupported {noun} {name!r}; supported: {', '.join(choices)}"
+               f"{did_you_mean(name, choices)}")
+    return Unsupported(kind, name, where, message)
+
+
+def unsupported(task: OSWorldTask) -> list[Unsupported]:
+    """Every setup step type, getter and metric of ``task`` this package cannot run, in file order.
+
+    >>> task = OSWorldTask.from_dict({"id": "t", "instruction": "x", "evaluator": {"func": ""}})
+    >>> [(u.kind, u.name) for u in unsupported(task)]
+    [('evaluator', 'func is empty')]
+    """
+    found: list[Unsupported | None] = []
+    for i, step in enumerate(task.config):
+        found.append(_check("setup step", step.type, SUPPORTED_SETUP_TYPES, f"config[{i}]", task.id))
+    ev = task.evaluator
+    for i, step in enumerate(ev.postconfig):
+        found.append(_check("setup step", step.type, SUPPORTED_SETUP_TYPES, f"evaluator.postconfig[{i}]", task.id))
+    if not ev.funcs:
+        found.append(Unsupported("evaluator", "func is empty", "evaluator.func",
+                                 f"task {task.id!r} evaluator.func: empty, so the task has no evaluator and "
+                                 "cannot be scored (OSWorld leaves a few tasks so)"))
+
+    def label(name: str, i: int) -> str:
+        return f"evaluator.{name}[{i}]" if ev.multi else f"evaluator.{name}"
+
+    for i, func in enumerate(ev.funcs):
+        found.append(_check("metric", func, SUPPORTED_METRICS, label("func", i), task.id))
+    if not ev.infeasible:
+        for name, specs in (("result", ev.results), ("expected", ev.expecteds)):
+            for i, spec in enumerate(specs):
+                if spec is not None:
+                    found.append(_check("getter", spec["type"], SUPPORTED_GETTERS, label(name, i), task.id))
+    return [u for u in found if u is not None]
 
 
 def validate(task: OSWorldTask, strict: bool = True) -> list[str]:
-    """Name every setup step type, getter and metric this package cannot run.
+    """Name every setup step type, getter and metric this package cannot run (:func:`unsupported`'s messages).
 
     ``strict=True`` raises :class:`TaskFormatError` listing the problems; ``strict=False`` returns
     them (an empty list when the task is fully supported).
@@ -350,27 +408,7 @@ def validate(task: OSWorldTask, strict: bool = True) -> list[str]:
     >>> validate(task, strict=False)  # doctest: +ELLIPSIS
     ["task 't' config[0]: unsupported setup step type 'lauch'; supported: ...; did you mean 'launch'?"]
     """
-    problems: list[str | None] = []
-    prefix = f"task {task.id!r}"
-    for i, step in enumerate(task.config):
-        problems.append(_check("setup step type", step.type, SUPPORTED_SETUP_TYPES, f"{prefix} config[{i}]"))
-    ev = task.evaluator
-    for i, step in enumerate(ev.postconfig):
-        problems.append(
-            _check("setup step type", step.type, SUPPORTED_SETUP_TYPES, f"{prefix} evaluator.postconfig[{i}]")
-        )
-
-    def label(name: str, i: int) -> str:
-        return f"{prefix} evaluator.{name}[{i}]" if ev.multi else f"{prefix} evaluator.{name}"
-
-    for i, func in enumerate(ev.funcs):
-        problems.append(_check("metric", func, SUPPORTED_METRICS, label("func", i)))
-    if not ev.infeasible:
-        for name, specs in (("result", ev.results), ("expected", ev.expecteds)):
-            for i, spec in enumerate(specs):
-                if spec is not None:
-                    problems.append(_check("getter", spec["type"], SUPPORTED_GETTERS, label(name, i)))
-    found = [p for p in problems if p]
+    found = [u.message for u in unsupported(task)]
     if found and strict:
         raise TaskFormatError("; ".join(found) if len(found) == 1 else "\n".join(found))
     return found

@@ -1,0 +1,145 @@
+r"""Which OSWorld tasks this desktop can run, and why not the others: ``agentrl osworld coverage PATH``.
+
+:func:`coverage` reads task files as the env does (:func:`~agentrl.envs.osworld.pool.read_tasks`),
+checks each against what this package serves and the apps the desktop has, and returns one row per
+task with its blockers, totals per domain and the blockers that keep out the most tasks.
+
+>>> import json, tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp()) / "os"
+>>> folder.mkdir()
+>>> task = {"id": "t1", "instruction": "x", "evaluator": {"func": "infeasible"}}
+>>> _ = (folder / "t1.json").write_text(json.dumps(task))
+>>> report = coverage(folder, installed=[])
+>>> report.totals(), report.rows[0].domain
+((1, 1), 'os')
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentrl.envs.osworld.pool import Blocker, blockers, read_tasks
+
+__all__ = ["Coverage", "CoverageRow", "coverage", "format_coverage"]
+
+REASONS_WIDTH = 110
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """One task: its id, domain, file, and the blockers that keep it off this desktop (none: supported)."""
+
+    id: str
+    domain: str
+    file: str
+    blockers: tuple[Blocker, ...] = ()
+
+    @property
+    def supported(self) -> bool:
+        """Whether the task can run here."""
+        return not self.blockers
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"id": self.id, "domain": self.domain, "file": self.file, "supported": self.supported,
+                "reasons": [{"kind": b.kind, "name": b.name, "label": b.label, "message": b.message}
+                            for b in self.blockers]}
+
+
+@dataclass
+class Coverage:
+    """The rows of a coverage run (grouped by domain, in the files' order) and what they were checked against."""
+
+    source: str
+    split: str | None
+    installed: list[str] | None
+    rows: list[CoverageRow] = field(default_factory=list)
+
+    def domains(self) -> dict[str, tuple[int, int]]:
+        """``{domain: (supported, total)}``, in order of first appearance."""
+        out: dict[str, tuple[int, int]] = {}
+        for row in self.rows:
+            ok, total = out.get(row.domain, (0, 0))
+            out[row.domain] = (ok + row.supported, total + 1)
+        return out
+
+    def totals(self, exclude: Collection[str] = ()) -> tuple[int, int]:
+        """``(supported, total)`` over every domain but those in ``exclude``."""
+        rows = [row for row in self.rows if row.domain not in exclude]
+        return sum(row.supported for row in rows), len(rows)
+
+    def top_blockers(self, n: int = 10) -> list[tuple[str, int]]:
+        """The ``n`` blockers that keep out the most tasks, as ``(label, number of tasks)``."""
+        counts: Counter[str] = Counter()
+        for row in self.rows:
+            counts.update({blocker.label for blocker in row.blockers})
+        return counts.most_common(n)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The machine form (``--json``): source, split, installed apps, tasks, domains, total, top blockers."""
+        ok, total = self.totals()
+        return {
+            "source": self.source,
+            "split": self.split,
+            "installed_apps": self.installed,
+            "tasks": [row.as_dict() for row in self.rows],
+            "domains": {d: {"supported": s, "total": t} for d, (s, t) in self.domains().items()},
+            "total": {"supported": ok, "total": total},
+            "top_blockers": [{"reason": label, "tasks": count} for label, count in self.top_blockers(20)],
+        }
+
+
+def coverage(path: str | Path, *, split: str | None = None, installed: Collection[str] | None = None) -> Coverage:
+    """Check every task of ``path`` (a folder, a task list or a file; ``split`` as the env takes it).
+
+    ``installed``: the apps the desktop has (``None``: not checked).
+
+    Raises:
+        TaskFormatError: ``path`` does not exist, or its task list is not one (as :func:`read_tasks`).
+    """
+    pool = read_tasks(path, split=split)
+    rows = [CoverageRow(s.id, s.domain, s.file, s.reasons) for s in pool.skipped]
+    rows += [CoverageRow(t.id, pool.domain(t), t.file, tuple(blockers(t, installed))) for t in pool.tasks]
+    order = {domain: i for i, domain in enumerate(dict.fromkeys(pool.domains.values()))}
+    rows.sort(key=lambda row: order.get(row.domain, len(order)))  # stable: the files' order within a domain
+    return Coverage(str(path), pool.split, sorted(installed) if installed is not None else None, rows)
+
+
+def _cell(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def format_coverage(report: Coverage, *, tasks: bool = True) -> str:
+    """The human form: the table of tasks (``tasks=True``), totals per domain and overall, the top blockers."""
+    lines: list[str] = []
+    apps = "not checked" if report.installed is None else (", ".join(report.installed) or "none")
+    lines.append(f"OSWorld coverage of {report.source}" + (f" (task list {report.split})" if report.split else ""))
+    lines.append(f"apps on this desktop: {apps}")
+    if tasks and report.rows:
+        id_w = max(len("task id"), *(len(row.id) for row in report.rows))
+        dom_w = max(len("domain"), *(len(row.domain) for row in report.rows))
+        lines.append("")
+        lines.append(f"{'task id':<{id_w}}  {'domain':<{dom_w}}  supported  why not")
+        for row in report.rows:
+            why = "; ".join(dict.fromkeys(b.label for b in row.blockers))
+            lines.append(f"{row.id:<{id_w}}  {row.domain:<{dom_w}}  {'yes' if row.supported else 'no':<9}  "
+                         f"{_cell(why, REASONS_WIDTH)}".rstrip())
+    domains = report.domains()
+    lines.append("")
+    width = max([len("domain"), len("overall"), *(len(d) for d in domains)])
+    lines.append(f"{'domain':<{width}}  supported  total  share")
+    for domain, (ok, total) in domains.items():
+        lines.append(f"{domain:<{width}}  {ok:>9}  {total:>5}  {ok / total:>5.0%}")
+    ok, total = report.totals()
+    lines.append(f"{'overall':<{width}}  {ok:>9}  {total:>5}  {(ok / total if total else 0.0):>5.0%}")
+    top = report.top_blockers(10)
+    if top:
+        lines.append("")
+        lines.append("top blockers (tasks each keeps out; a task may have several):")
+        for label, count in top:
+            lines.append(f"  {count:>5}  {label}")
+    return "\n".join(lines)
