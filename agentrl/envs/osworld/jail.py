@@ -829,9 +829,7 @@ class Jail:
             except OSError as exc:
                 raise SandboxUnavailable(f"the desktop's sandbox is gone: {exc}") from exc
         with self._state.cond:
-            self._state.cond.wait_for(
-                lambda: ident in self._state.replies or self._state.dead, timeout=timeout_s
-            )
+            self._state.cond.wait_for(lambda: ident in self._state.replies or self._state.dead, timeout=timeout_s)
             reply = self._state.replies.pop(ident, None)
         if reply is None:
             died = " (it died)" if self._state.dead else ""
