@@ -226,7 +226,9 @@ def test_upload_file_list_directory_and_setup_execute(vm: OSWorldHTTP, session: 
     # get_vm_directory_tree: JSON {"path"} -> ["directory_tree"]
     tree = vm.request("POST", "/list_directory", json_data={"path": f"{session.home}/Desktop"}).json()["directory_tree"]
     assert tree["name"] == "Desktop" and tree["type"] == "directory"
-    assert {"name": "data", "type": "directory", "children": [{"name": "report.bin", "type": "file"}]} in tree["children"]
+    assert {"name": "data", "type": "directory", "children": [{"name": "report.bin", "type": "file"}]} in tree[
+        "children"
+    ]
     # SetupController._execute_setup: POST /setup/execute, reads output, error and returncode
     results = vm.request("POST", "/setup/execute", json_data={"command": ["ls", "~/Desktop/data"], "shell": False})
     assert results.status_code == 200

@@ -105,8 +105,8 @@ def ensure_xvfb() -> str:
 def _xauth_entry(family: int, address: bytes, number: bytes, name: bytes, data: bytes) -> bytes:
     """One entry of an Xauthority file (big-endian lengths before each field)."""
     out = family.to_bytes(2, "big")
-    for field in (address, number, name, data):
-        out += len(field).to_bytes(2, "big") + field
+    for part in (address, number, name, data):
+        out += len(part).to_bytes(2, "big") + part
     return out
 
 

@@ -25,7 +25,19 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     GET  /health            {"alive": bool, "crashed": [app, ...]} (ours)
     GET  /apps              {"apps": [...]}: the desktop apps installed where the server runs (ours)
     GET  /accessibility     -> {"AT": xml}: the AT-SPI tree as OSWorld's XML; 503 when AT-SPI is unavailable
-    GET  /terminal          -> 404: reading a terminal's text needs the accessibility tree, not served here
+    GET  /terminal          -> {"output": text | null, "status": "success"}: the focused VTE terminal, via AT-SPI
+    POST /run_bash_script   {"script", "timeout", "working_dir"} -> {"status", "output" (2>&1), "error", "returncode"}
+    POST /setup/execute_with_verification (and /execute_with_verification)  {"command", "shell", "verification":
+                            {"window_exists", "command_success"}, "max_wait_time", "check_interval"} -> 200 | 500
+    POST /desktop_path      -> {"desktop_path": HOME/Desktop}
+    POST /wallpaper         -> the image GNOME's picture-uri names;  POST /setup/change_wallpaper {"path"}
+    POST /setup/download_file  {"url", "path"}: fetched by the server, written in the sandbox under HOME
+    POST /window_size       form {"app_class_name"} -> {"width", "height"};  GET /cursor_position -> [x, y]
+    POST /start_recording, /end_recording  -> {"status", "message"}; the MP4 (ffmpeg x11grab in the sandbox)
+
+OSWorld's ``PythonController`` and ``SetupController`` call these with their own request shapes
+(``tests/test_osworld_pythoncontroller_parity.py`` replays them); they send no token, so they need
+``insecure_loopback``. ``python``/``python3`` in the sandbox import pyautogui (see :mod:`.jail`).
 
 Commands, apps, files and actions all go through the desktop's sandbox (its
 :class:`~agentrl.envs.osworld.jail.Jail`): commands run with the desktop's environment (``DISPLAY``,
