@@ -488,8 +488,11 @@ class DesktopServer:
         from agentrl.core.errors import SandboxUnavailable
         from agentrl.envs.osworld.a11y import terminal_text
 
+        dump = getattr(self.session, "accessibility_tree", None)
+        if dump is None:
+            return {"output": None, "status": "success", "message": "this desktop has no accessibility tree"}
         try:
-            xml = self.session.accessibility_tree()
+            xml = dump()
         except (SandboxUnavailable, TimeoutError) as exc:
             return {"output": None, "status": "success", "message": f"no accessibility tree: {exc}"}
         return {"output": terminal_text(xml), "status": "success"}
