@@ -16,7 +16,7 @@ STAMP  := $(VENV)/.agentrl-installed
 # gives its accessibility tree. The desktop packages go in without their recommends (no GNOME stack).
 SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap
 DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mousepad thunar galculator \
-  at-spi2-core python3-gi gir1.2-atspi-2.0
+  at-spi2-core python3-gi gir1.2-atspi-2.0 libglib2.0-bin dconf-gsettings-backend
 
 .PHONY: demo test lint system-deps setup clean ruffle
 

@@ -43,6 +43,7 @@ _BROWSER = "AgentRL/FlashGame-*-v0, the browser test tier, HTML report rendering
 _RUFFLE = "Ruffle (npm @ruffle-rs/ruffle), so AgentRL/FlashGame-SWF-v0"
 _DOCKER = "the docker test tier: the docker sandbox and AgentRL/OSWorld-v0 provider=docker"
 _DESKTOP = "AgentRL/OSWorld-v0 (local desktop) and the desktop test tier"
+_WALLPAPER = "the wallpaper routes of agentrl serve-desktop (/setup/change_wallpaper, /wallpaper: GNOME's setting)"
 _A11Y = "the accessibility tree of AgentRL/OSWorld-v0 (desktop tier: tests/test_osworld_a11y.py)"
 
 
@@ -98,13 +99,17 @@ PARTS: tuple[Part, ...] = (
     Part("/usr/libexec/at-spi-bus-launcher", "at-spi2-core", ("desktop",), _A11Y),
     Part("/usr/lib/python3/dist-packages/gi/__init__.py", "python3-gi", ("desktop",), _A11Y, label="gi (python3)"),
     Part("/usr/lib/*/girepository-1.0/Atspi-2.0.typelib", "gir1.2-atspi-2.0", ("desktop",), _A11Y, label="Atspi-2.0"),
+    Part("gsettings", "libglib2.0-bin", ("desktop",), _WALLPAPER),
+    Part(
+        "/usr/lib/*/gio/modules/libdconfsettings.so", "dconf-gsettings-backend", ("desktop",), _WALLPAPER, label="dconf"
+    ),
 )
 
 # The Makefile passes its own lists; these are the same, for running this file by hand.
 SYSTEM_PACKAGES = ("bubblewrap", "chromium", "npm", "docker.io", "debootstrap")
 DESKTOP_PACKAGES = (
     "xvfb", "xterm", "xdotool", "x11-utils", "scrot", "xfwm4", "dbus", "dbus-x11", "mousepad", "thunar",
-    "galculator", "at-spi2-core", "python3-gi", "gir1.2-atspi-2.0",
+    "galculator", "at-spi2-core", "python3-gi", "gir1.2-atspi-2.0", "libglib2.0-bin", "dconf-gsettings-backend",
 )  # fmt: skip
 
 # apt waits for a lock another apt holds (a machine's own updater) instead of failing at once.

@@ -14,7 +14,8 @@ The pure functions here need no desktop:
   visible, enabled or editable or expandable or checkable, named or with text, on screen);
 * :func:`linearize` writes OSWorld's tab-separated table for ``a11y_tree`` agents;
 * :func:`trim` cuts a table to a token budget on whole lines;
-* :func:`marks` lists the numbered boxes of set-of-marks (see :mod:`agentrl.envs.osworld.som`).
+* :func:`marks` lists the numbered boxes of set-of-marks (see :mod:`agentrl.envs.osworld.som`);
+* :func:`terminal_text` reads the focused terminal's text, as OSWorld's ``GET /terminal`` does.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "linearize",
     "marks",
     "parse",
+    "terminal_text",
     "trim",
 ]
 
@@ -215,6 +217,34 @@ def parse(xml: str | ET.Element) -> ET.Element:
     if isinstance(xml, ET.Element):
         return xml
     return ET.fromstring(xml)
+
+
+def terminal_text(xml: str | ET.Element) -> str | None:
+    r"""The text of the focused terminal in the active window, as OSWorld's ``GET /terminal`` reads it.
+
+    OSWorld takes ``//application[@name="gnome-terminal-server"]/frame[@st:active="true"]
+    //terminal[@st:focused="true"]`` and answers its text (trailing whitespace cut) when exactly one
+    node matches, else ``None``. Any application's terminal counts here (a VTE terminal such as
+    gnome-terminal or xfce4-terminal; xterm has no accessibility tree, so it is never read).
+
+    >>> st = NAMESPACES["st"]
+    >>> xml = (f'<desktop-frame xmlns:st="{st}"><application name="xfce4-terminal"><frame st:active="true">'
+    ...        '<terminal st:focused="true">$ ls\nnotes.txt\n\n</terminal></frame></application></desktop-frame>')
+    >>> terminal_text(xml)
+    '$ ls\nnotes.txt'
+    >>> terminal_text('<desktop-frame/>') is None
+    True
+    """
+    root = parse(xml)
+    found = [
+        node
+        for app in root.iter("application")
+        for frame in app.findall("frame")
+        if frame.get(_ST + "active") == "true"
+        for node in frame.iter("terminal")
+        if node.get(_ST + "focused") == "true"
+    ]
+    return (found[0].text or "").rstrip() if len(found) == 1 else None
 
 
 def _pair(value: str | None) -> tuple[int, int] | None:

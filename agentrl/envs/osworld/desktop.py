@@ -102,6 +102,20 @@ def ensure_xvfb() -> str:
     raise SandboxUnavailable(f"Xvfb is not installed; install with: {APT_COMMAND}")
 
 
+def _xauth_entry(family: int, address: bytes, number: bytes, name: bytes, data: bytes) -> bytes:
+    """One entry of an Xauthority file (big-endian lengths before each field)."""
+    out = family.to_bytes(2, "big")
+    for part in (address, number, name, data):
+        out += len(part).to_bytes(2, "big") + part
+    return out
+
+
+# The display needs no cookie (Xvfb listens on its unix socket only), but python-xlib prints a warning to
+# stdout on every connection when XAUTHORITY has no entry at all, which would corrupt `python -c` output.
+# One entry for a host that does not exist (FamilyLocal, 256) matches no display: clients connect without auth.
+_PLACEHOLDER_XAUTH = _xauth_entry(256, b"agentrl-no-such-host", b"0", b"MIT-MAGIC-COOKIE-1", bytes(16))
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -272,7 +286,7 @@ class DesktopSession:
         self.home = self._state.tmpdir / "home"
         self.home.mkdir()
         (self._state.tmpdir / "run").mkdir(mode=0o700)
-        (self._state.tmpdir / "Xauthority").touch()
+        (self._state.tmpdir / "Xauthority").write_bytes(_PLACEHOLDER_XAUTH)
         try:
             self._start_xvfb(xvfb, startup_timeout_s)
             self._restore_home()
@@ -876,3 +890,5 @@ class DesktopSession:
                     child.unlink()
         if self.home_template is not None:
             shutil.copytree(self.home_template, self.home, symlinks=True, dirs_exist_ok=True)
+        with contextlib.suppress(OSError):  # as on OSWorld's VM (its /desktop_path)
+            (self.home / "Desktop").mkdir(exist_ok=True)

@@ -26,6 +26,11 @@ descendants: first SIGTERM with a grace period, then SIGKILL rounds until none i
 A ``sudo`` that asks for no password and gives nothing more than the sandbox has is first on the
 ``PATH`` of every process (OSWorld's task files call ``sudo``): it drops sudo's options and runs the
 command as it is (``-S`` reads and discards the password line from standard input).
+
+``python`` and ``python3`` there too are the server's own interpreter, set up as a small virtual
+environment (:func:`write_python_shim`) whose import path holds the server's ``site-packages``: so
+``pyautogui`` (and ``Xlib``, ``PIL``) import in ``python -c ...``, as OSWorld's clients run their actions
+through ``/execute``. The system's ``/usr/bin/python3`` is untouched.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from typing import IO, Any
 
 from agentrl.core.errors import SandboxUnavailable
 
-__all__ = ["SUDO_SHIM", "Jail", "JailProcess", "ProcInfo", "bwrap_available"]
+__all__ = ["SUDO_SHIM", "Jail", "JailProcess", "ProcInfo", "bwrap_available", "site_dirs", "write_python_shim"]
 
 MAX_FRAME = 64 * 1024 * 1024
 FILE_SIZE_BYTES = 1024**3
@@ -572,6 +577,65 @@ def _read_loop(state: _State, sock: socket.socket) -> None:
     _mark_dead(state)
 
 
+def site_dirs() -> list[str]:
+    """The ``site-packages``/``dist-packages`` folders on this Python's import path (where pyautogui lives)."""
+    out: list[str] = []
+    for entry in sys.path:
+        if entry and ("site-packages" in entry or "dist-packages" in entry) and os.path.isdir(entry):
+            real = os.path.realpath(entry)
+            if real not in out:
+                out.append(real)
+    return out
+
+
+_PYTHON_SHIM = """#!/bin/sh
+# AgentRL: the desktop server's Python, with its site-packages (pyautogui) importable.
+exec "$(dirname "$0")/venv/bin/python3" "$@"
+"""
+
+
+def write_python_shim(folder: str | os.PathLike[str]) -> list[str]:
+    """Put ``python`` and ``python3`` in ``folder``: this Python, with :func:`site_dirs` importable.
+
+    ``folder/venv`` is a virtual environment of this interpreter (``pyvenv.cfg``, ``bin/python3`` a link
+    to the real binary) whose ``site-packages`` has a ``.pth`` file adding each site folder (their own
+    ``.pth`` files processed); ``folder/python`` and ``folder/python3`` are scripts that run it. Nothing
+    leaks into the environment of the processes it starts (no ``PYTHONPATH``). Returns the names written.
+
+    >>> import subprocess, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     names = write_python_shim(tmp)
+    ...     code = "import sys; print(sys.prefix)"
+    ...     out = subprocess.run([tmp + "/python", "-c", code], capture_output=True, text=True).stdout
+    >>> (names, out.strip() == tmp + "/venv")
+    (['python', 'python3', 'venv'], True)
+    """
+    root = Path(folder)
+    venv = root / "venv"
+    exe = _interpreter()
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    site = venv / "lib" / f"python{version}" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    (venv / "bin").mkdir(exist_ok=True)
+    (venv / "pyvenv.cfg").write_text(
+        f"home = {os.path.dirname(exe)}\ninclude-system-site-packages = false\nversion = {version}\n",
+        encoding="utf-8",
+    )
+    lines = [f"import site; site.addsitedir({path!r})" for path in site_dirs()]
+    (site / "agentrl-desktop.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    link = venv / "bin" / "python3"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(exe)
+    for name in ("python", "python3"):
+        (root / name).write_text(_PYTHON_SHIM, encoding="utf-8")
+        (root / name).chmod(0o755)
+    for path in (venv, *venv.rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            path.chmod(0o755)
+    return ["python", "python3", "venv"]
+
+
 class Jail:
     """A supervisor that starts, lists and kills every process of one desktop, in one sandbox.
 
@@ -623,6 +687,7 @@ class Jail:
         (self._shim / "sudo").write_text(SUDO_SHIM, encoding="utf-8")
         (self._shim / "sudo").chmod(0o755)
         (self._shim / "supervisor.py").write_text(_SUPERVISOR, encoding="utf-8")
+        write_python_shim(self._shim)  # python/python3 with pyautogui importable, first on every PATH
         self._shim.chmod(0o755)
         self._shim_path = SHIM_DIR if self.sandboxed else str(self._shim)
         self._send_lock = threading.Lock()
@@ -764,9 +829,7 @@ class Jail:
             except OSError as exc:
                 raise SandboxUnavailable(f"the desktop's sandbox is gone: {exc}") from exc
         with self._state.cond:
-            self._state.cond.wait_for(
-                lambda: ident in self._state.replies or self._state.dead, timeout=timeout_s
-            )
+            self._state.cond.wait_for(lambda: ident in self._state.replies or self._state.dead, timeout=timeout_s)
             reply = self._state.replies.pop(ident, None)
         if reply is None:
             died = " (it died)" if self._state.dead else ""

@@ -25,7 +25,19 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     GET  /health            {"alive": bool, "crashed": [app, ...]} (ours)
     GET  /apps              {"apps": [...]}: the desktop apps installed where the server runs (ours)
     GET  /accessibility     -> {"AT": xml}: the AT-SPI tree as OSWorld's XML; 503 when AT-SPI is unavailable
-    GET  /terminal          -> 404: reading a terminal's text needs the accessibility tree, not served here
+    GET  /terminal          -> {"output": text | null, "status": "success"}: the focused VTE terminal, via AT-SPI
+    POST /run_bash_script   {"script", "timeout", "working_dir"} -> {"status", "output" (2>&1), "error", "returncode"}
+    POST /setup/execute_with_verification (and /execute_with_verification)  {"command", "shell", "verification":
+                            {"window_exists", "command_success"}, "max_wait_time", "check_interval"} -> 200 | 500
+    POST /desktop_path      -> {"desktop_path": HOME/Desktop}
+    POST /wallpaper         -> the image GNOME's picture-uri names;  POST /setup/change_wallpaper {"path"}
+    POST /setup/download_file  {"url", "path"}: fetched by the server, written in the sandbox under HOME
+    POST /window_size       form {"app_class_name"} -> {"width", "height"};  GET /cursor_position -> [x, y]
+    POST /start_recording, /end_recording  -> {"status", "message"}; the MP4 (ffmpeg x11grab in the sandbox)
+
+OSWorld's ``PythonController`` and ``SetupController`` call these with their own request shapes
+(``tests/test_osworld_pythoncontroller_parity.py`` replays them); they send no token, so they need
+``insecure_loopback``. ``python``/``python3`` in the sandbox import pyautogui (see :mod:`.jail`).
 
 Commands, apps, files and actions all go through the desktop's sandbox (its
 :class:`~agentrl.envs.osworld.jail.Jail`): commands run with the desktop's environment (``DISPLAY``,
@@ -56,11 +68,13 @@ import io
 import json
 import logging
 import shlex
+import shutil
 import signal
 import socket
 import sys
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -81,7 +95,16 @@ from agentrl.core.serving import (
     start_server_thread,
 )
 from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
-from agentrl.envs.osworld.windows import activate_window, close_window, list_windows, wait_for_window
+from agentrl.envs.osworld.recording import RecordingError, ScreenRecorder
+from agentrl.envs.osworld.wallpaper import get_wallpaper, set_wallpaper
+from agentrl.envs.osworld.windows import (
+    activate_window,
+    close_window,
+    cursor_position,
+    list_windows,
+    wait_for_window,
+    window_size,
+)
 
 __all__ = ["COMMAND_ROUTES", "DesktopClient", "DesktopServer", "create_app", "serve_desktop"]
 
@@ -101,6 +124,14 @@ COMMAND_ROUTES = frozenset(
         "/file",
         "/list_directory",
         "/reset",
+        "/run_bash_script",
+        "/execute_with_verification",
+        "/setup/execute_with_verification",
+        "/setup/change_wallpaper",
+        "/setup/download_file",
+        "/start_recording",
+        "/end_recording",
+        "/wallpaper",
     }
 )
 """Routes that run commands, start apps, act on the screen or touch files: they need a token (or
@@ -114,12 +145,19 @@ def _decode_png(data: bytes) -> np.ndarray:
         return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
 
 
-def _argv(command: Any, shell: bool) -> list[str]:
-    if isinstance(command, str):
-        return ["/bin/sh", "-c", command] if shell else shlex.split(command)
-    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-        return ["/bin/sh", "-c", shlex.join(command)] if shell else list(command)
-    raise HTTPStatusError(400, "command must be a non-empty string or list of strings")
+def _argv(command: Any, shell: bool, home: str | None = None) -> list[str]:
+    """The argv of OSWorld's ``command``/``shell`` pair; without a shell, ``~/`` args start at ``home``."""
+    if isinstance(command, str) and command:
+        argv = ["/bin/sh", "-c", command] if shell else shlex.split(command)
+    elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        argv = ["/bin/sh", "-c", shlex.join(command)] if shell else list(command)
+    else:
+        raise HTTPStatusError(400, "command must be a non-empty string or list of strings")
+    if not argv:
+        raise HTTPStatusError(400, "command must not be empty")
+    if home is not None and not shell:
+        argv = [home + arg[1:] if arg.startswith("~/") else arg for arg in argv]
+    return argv
 
 
 def _tree(path: Path, depth: int = 0) -> dict[str, Any]:
@@ -151,6 +189,7 @@ class DesktopServer:
         self.max_request_bytes = int(max_request_bytes)
         self.max_timeout_s = float(max_timeout_s)
         self.default_timeout_s = float(default_timeout_s)
+        self.recorder = ScreenRecorder(session)
 
     def authenticate(self, header: str | None, path: str = "/") -> None:
         """Raise 401 unless ``header`` carries the token (when one is set).
@@ -188,26 +227,123 @@ class DesktopServer:
 
     def execute(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /execute``: OSWorld's response fields."""
-        argv = _argv(body.get("command"), bool(body.get("shell", False)))
+        argv = _argv(body.get("command"), bool(body.get("shell", False)), str(self.session.home))
         rc, out, err = self._run(argv, self._timeout(body.get("timeout")))
         ok = rc == 0
         return {"status": "success" if ok else "error", "output": out, "error": err, "returncode": rc}
 
-    def run_python(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST /run_python``."""
+    def execute_with_verification(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """``POST /setup/execute_with_verification`` (and ``/execute_with_verification``).
+
+        Runs the command, then polls ``verification`` every ``check_interval`` seconds for
+        ``max_wait_time``: ``window_exists`` (a title containing it, case-insensitively) and
+        ``command_success`` (a shell command, in the sandbox, that exits 0 within 5 s). 200 with
+        ``verification: "passed"``, or 500 with ``status: "verification_failed"``, as OSWorld answers.
+        """
+        argv = _argv(body.get("command"), bool(body.get("shell", False)), str(self.session.home))
+        verification = body.get("verification") or {}
+        if not isinstance(verification, Mapping):
+            raise HTTPStatusError(400, "verification must be an object")
+        max_wait = self._timeout(body.get("max_wait_time", 10))
+        interval = min(max(self._number(body.get("check_interval", 1), "check_interval"), 0.05), max_wait)
+        rc, out, err = self._run(argv, self.default_timeout_s)
+        result: dict[str, Any] = {"status": "success", "output": out, "error": err, "returncode": rc}
+        if not verification:
+            return result, 200
+        start = time.monotonic()
+        while True:
+            if self._verified(verification):
+                return {**result, "verification": "passed", "wait_time": time.monotonic() - start}, 200
+            if time.monotonic() - start + interval > max_wait:
+                break
+            time.sleep(interval)
+        failed = {**result, "status": "verification_failed", "verification": "failed", "wait_time": max_wait}
+        return failed, 500
+
+    def _verified(self, verification: Mapping[str, Any]) -> bool:
+        if "window_exists" in verification:
+            wanted = str(verification["window_exists"]).lower()
+            if not any(wanted in window.name.lower() for window in list_windows(self.session.env(), wm_class=False)):
+                return False
+        if "command_success" in verification:
+            command = verification["command_success"]
+            argv = ["/bin/sh", "-c", command if isinstance(command, str) else shlex.join(map(str, command))]
+            rc, _, _ = self._run(argv, 5.0)
+            if rc != 0:
+                return False
+        return True
+
+    @staticmethod
+    def _number(value: Any, name: str) -> float:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise HTTPStatusError(400, f"{name} must be a number") from None
+
+    def run_python(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """``POST /run_python``: the code runs as a file of the sandbox's ``python3`` (pyautogui importable).
+
+        OSWorld's answer: ``{"status", "message" (stdout and stderr), "need_more": false, "output",
+        "error", "return_code"}``; 400 without code; 500 with ``error: "TimeoutExpired"`` past the deadline.
+        """
         code = body.get("code")
-        if not isinstance(code, str):
-            raise HTTPStatusError(400, "code must be a string")
-        rc, out, err = self._run([sys.executable, "-c", code], self._timeout(body.get("timeout")))
-        ok = rc == 0
-        message = "executed successfully" if ok else ("timed out" if rc is None else f"exited with {rc}")
+        if not isinstance(code, str) or not code:
+            return {"status": "error", "message": "Code not supplied!"}, 400
+        rc, out, err = self.session.run(
+            ["python3", "-"], timeout_s=self._timeout(body.get("timeout")), input=code.encode(), cap=OUTPUT_CAP
+        )
+        if rc is None:
+            message = "Execution timeout: Code took too long to execute"
+            return {
+                "status": "error",
+                "message": message,
+                "error": "TimeoutExpired",
+                "need_more": False,
+                "output": None,
+            }, 500
+        if rc != 0 and not err:
+            err = f"Process exited with code {rc}"
+        message = out + ("\n" + err if out and err else err)
+        status = "success" if rc == 0 else "error"
         return {
-            "status": "success" if ok else "error",
+            "status": status,
             "message": message,
+            "need_more": False,
             "output": out,
             "error": err,
             "return_code": rc,
-        }
+        }, 200
+
+    def run_bash_script(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """``POST /run_bash_script``: ``{"script", "timeout" (100), "working_dir"}``, run by ``/bin/bash``.
+
+        OSWorld's answer: ``{"status", "output" (stdout and stderr merged), "error": "", "returncode"}``;
+        400 without a script or with a missing ``working_dir``; 500 and returncode -1 past the timeout.
+        """
+        script = body.get("script")
+        if not isinstance(script, str) or not script:
+            return {"status": "error", "output": "Script not supplied!", "error": "", "returncode": -1}, 400
+        timeout = self._timeout(body.get("timeout", 100))
+        workdir = body.get("working_dir") or str(self.session.home)
+        path = str(self._path(workdir))
+        if self.session.path_kind(path) != "directory":
+            return {
+                "status": "error",
+                "output": f"Working directory does not exist: {path}",
+                "error": "",
+                "returncode": -1,
+            }, 400
+        # bash with stderr on stdout, in the working directory, running the script as its -c program.
+        wrapper = 'exec 2>&1; cd -- "$1" || exit 1; exec /bin/bash -c "$2"'
+        rc, out, _ = self._run(["/bin/bash", "-c", wrapper, "bash", path, script], timeout)
+        if rc is None:
+            return {
+                "status": "error",
+                "output": f"Script execution timed out after {timeout:g} seconds",
+                "error": "",
+                "returncode": -1,
+            }, 500
+        return {"status": "success" if rc == 0 else "error", "output": out, "error": "", "returncode": rc}, 200
 
     def read_file(self, body: Mapping[str, Any]) -> bytes:
         """``POST /file``."""
@@ -229,7 +365,7 @@ class DesktopServer:
         """``POST /setup/launch``; ``wait_window`` (ours, default: unless ``shell``) waits for the app's window."""
         command = body.get("command")
         shell = bool(body.get("shell", False))
-        argv = _argv(command, shell)
+        argv = _argv(command, shell, str(self.session.home))
         if not shell:
             argv = resolve_command(argv)
         wait = bool(body.get("wait_window", not shell))
@@ -258,11 +394,16 @@ class DesktopServer:
     def open_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /setup/open_file``: open a file or folder in its app and wait for a window."""
         path = self._path(body.get("path") or body.get("file_path"))
+        timeout = body.get("timeout_seconds", body.get("timeout", 10))
         kind = self.session.path_kind(str(path))
         if kind is None:
-            raise HTTPStatusError(404, f"file not found: {path}")
+            app = resolve_command([str(path)])
+            if "/" in str(path) or shutil.which(app[0]) is None:  # OSWorld opens an app named so too
+                raise HTTPStatusError(404, f"Application/file not found: {path}")
+            pid, window = self._launch(app, f"cannot start {path}", True, timeout)
+            return {"status": "success", "message": f"started {app[0]}", "pid": pid, "window": window}
         argv = opener_for(str(path), is_dir=kind == "directory")
-        pid, window = self._launch(argv, f"cannot open {path} with {argv[0]}", True, body.get("timeout", 10))
+        pid, window = self._launch(argv, f"cannot open {path} with {argv[0]}", True, timeout)
         return {"status": "success", "message": f"opened {path} with {argv[0]}", "pid": pid, "window": window}
 
     def upload_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -272,6 +413,8 @@ class DesktopServer:
         our JSON ``{"file_path", "content_b64"}``. The write happens in the desktop's sandbox, where
         the path (symlinks followed there) must resolve under HOME; else 403.
         """
+        if not body.get("file_path") or ("file_data" not in body and "content_b64" not in body):
+            raise HTTPStatusError(400, "file_path and file_data are required")
         path = self._path(body.get("file_path"))
         if not path.is_absolute():
             path = Path(self.session.home) / path
@@ -283,13 +426,8 @@ class DesktopServer:
                 data = base64.b64decode(str(body.get("content_b64", "")), validate=True)
             except (ValueError, TypeError):
                 raise HTTPStatusError(400, "content_b64 must be base64") from None
-        try:
-            self.session.write_file(str(path), data)
-        except PermissionError as exc:
-            raise HTTPStatusError(403, str(exc)) from None
-        except OSError as exc:
-            raise HTTPStatusError(500, f"cannot write {path}: {exc}") from None
-        return {"status": "success", "message": f"wrote {len(data)} bytes to {path}"}
+        self._write(path, data)
+        return {"status": "success", "message": f"File Uploaded: {len(data)} bytes"}
 
     def window_action(self, body: Mapping[str, Any], action: str) -> dict[str, Any]:
         """``POST /setup/activate_window`` and ``/setup/close_window``."""
@@ -308,7 +446,8 @@ class DesktopServer:
         return {"status": "success", "message": f"closed {closed} window(s) matching {name!r}"}
 
     def reset(self) -> dict[str, Any]:
-        """``POST /reset`` (ours): kill the apps, restore HOME."""
+        """``POST /reset`` (ours): stop a recording, kill the apps, restore HOME."""
+        self.recorder.close()
         self.session.reset()
         return {"status": "success"}
 
@@ -338,6 +477,129 @@ class DesktopServer:
     def screen_size(self) -> dict[str, Any]:
         """``GET /screen_size``."""
         return {"width": self.session.width, "height": self.session.height}
+
+    def terminal(self) -> dict[str, Any]:
+        """``GET /terminal``: ``{"output": text or null, "status": "success"}``, read from the accessibility tree.
+
+        The text of the focused terminal in the active window (:func:`~agentrl.envs.osworld.a11y.terminal_text`);
+        ``null`` when none is (xterm is never read: it has no accessibility tree), and also when the tree
+        cannot be had here (``message`` says why), so that OSWorld's readiness probe still passes.
+        """
+        from agentrl.core.errors import SandboxUnavailable
+        from agentrl.envs.osworld.a11y import terminal_text
+
+        dump = getattr(self.session, "accessibility_tree", None)
+        if dump is None:
+            return {"output": None, "status": "success", "message": "this desktop has no accessibility tree"}
+        try:
+            xml = dump()
+        except (SandboxUnavailable, TimeoutError) as exc:
+            return {"output": None, "status": "success", "message": f"no accessibility tree: {exc}"}
+        return {"output": terminal_text(xml), "status": "success"}
+
+    def desktop_path(self) -> tuple[dict[str, Any], int]:
+        """``POST /desktop_path``: ``{"desktop_path": HOME/Desktop}``; 404 ``{"error"}`` when it is missing."""
+        path = str(Path(self.session.home) / "Desktop")
+        if self.session.path_kind(path) != "directory":
+            return {"error": "Unsupported operating system or desktop path not found"}, 404
+        return {"desktop_path": path}, 200
+
+    def wallpaper(self) -> bytes:
+        """``POST /wallpaper``: the bytes of the file GNOME's wallpaper setting names; 404 when there is none."""
+        path = get_wallpaper(self.session)
+        data = self.session.read_file(path) if path else None
+        if data is None:
+            raise HTTPStatusError(404, "Wallpaper file not found")
+        return data
+
+    def change_wallpaper(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /setup/change_wallpaper`` ``{"path"}``: set GNOME's wallpaper setting and paint the image."""
+        if not body.get("path"):
+            raise HTTPStatusError(400, "Path not supplied!")
+        path = self._path(body.get("path"))
+        if self.session.path_kind(str(path)) != "file":
+            raise HTTPStatusError(404, f"File not found: {path}")
+        try:
+            note = set_wallpaper(self.session, str(path))
+        except RuntimeError as exc:
+            raise HTTPStatusError(500, f"Failed to change wallpaper. Error: {exc}") from None
+        return {"status": "success", "message": f"Wallpaper changed successfully ({note})"}
+
+    def download_file(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /setup/download_file`` ``{"url", "path"}``: fetch ``url`` and write it to ``path`` under HOME.
+
+        The sandbox has no network: the server fetches (http and https only, at most
+        ``max_request_bytes``, 3 tries as OSWorld makes) and the write happens in the sandbox.
+        """
+        url, raw_path = body.get("url"), body.get("path")
+        if not url or not raw_path:
+            raise HTTPStatusError(400, "Path or URL not supplied!")
+        if urllib.parse.urlsplit(str(url)).scheme not in ("http", "https"):
+            raise HTTPStatusError(400, "url must be http:// or https://")
+        path = self._path(raw_path)
+        if not path.is_absolute():
+            path = Path(self.session.home) / path
+        error = ""
+        for _ in range(3):
+            try:
+                data = _fetch(str(url), self.max_request_bytes, timeout_s=min(300.0, self.max_timeout_s))
+                break
+            except (OSError, ValueError) as exc:
+                error = str(exc)
+        else:
+            raise HTTPStatusError(500, f"Failed to download {url}. No retries left. Error: {error}")
+        self._write(path, data)
+        return {"status": "success", "message": f"File downloaded successfully: {len(data)} bytes"}
+
+    def _write(self, path: Path, data: bytes) -> None:
+        try:
+            self.session.write_file(str(path), data)
+        except PermissionError as exc:
+            raise HTTPStatusError(403, str(exc)) from None
+        except OSError as exc:
+            raise HTTPStatusError(500, f"cannot write {path}: {exc}") from None
+
+    def window_size(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """``POST /window_size`` (form ``app_class_name``): ``{"width", "height"}`` of that app's window."""
+        name = body.get("app_class_name")
+        if not isinstance(name, str) or not name:
+            return {"error": "app_class_name is required"}, 400
+        size = window_size(self.session.env(), name)
+        if size is None:
+            return {"error": f"no window of class {name!r}"}, 404
+        return {"width": size[0], "height": size[1]}, 200
+
+    def cursor_position(self) -> list[int]:
+        """``GET /cursor_position``: ``[x, y]``, as OSWorld's ``jsonify(x, y)``."""
+        where = cursor_position(self.session.env())
+        if where is None:
+            raise HTTPStatusError(500, "cannot read the pointer's position (xdotool getmouselocation failed)")
+        return [where[0], where[1]]
+
+    def start_recording(self) -> dict[str, Any]:
+        """``POST /start_recording``: ffmpeg x11grab in the sandbox (see :mod:`agentrl.envs.osworld.recording`)."""
+        try:
+            return {"status": "success", "message": self.recorder.start()}
+        except RecordingError as exc:
+            raise HTTPStatusError(exc.status, str(exc)) from None
+
+    def end_recording(self) -> bytes:
+        """``POST /end_recording``: the MP4's bytes."""
+        try:
+            return self.recorder.stop()
+        except RecordingError as exc:
+            raise HTTPStatusError(exc.status, str(exc)) from None
+
+
+def _fetch(url: str, cap: int, timeout_s: float) -> bytes:
+    """The body at ``url`` (at most ``cap`` bytes, else ``ValueError``); ``OSError`` when it cannot be had."""
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=timeout_s) as resp:  # the caller allows http(s) only
+        data = resp.read(cap + 1)
+    if len(data) > cap:
+        raise ValueError(f"{url} is larger than {cap} bytes")
+    return bytes(data)
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -372,9 +634,29 @@ def create_app(server: DesktopServer) -> Any:
         return decode_body(await request.body(), request.headers.get("content-type"), forms=True)
 
     def json_route(method: Any) -> Any:
+        """A POST route of ``method(body)``: its dict, or ``(dict, status)`` (OSWorld's bodies with an error status)."""
+
         async def endpoint(request: Any) -> Any:
             body = await body_of(request)
-            return json_response(await run_in_threadpool(method, body))
+            result = await run_in_threadpool(method, body)
+            return json_response(*result) if isinstance(result, tuple) else json_response(result)
+
+        return endpoint
+
+    def json_get(method: Any) -> Any:
+        """A route of ``method()`` (no body), its answer as for :func:`json_route`."""
+
+        def endpoint(request: Any) -> Any:
+            result = method()
+            return json_response(*result) if isinstance(result, tuple) else json_response(result)
+
+        return endpoint
+
+    def bytes_route(method: Any, media_type: str, filename: str | None = None) -> Any:
+        async def endpoint(request: Any) -> Any:
+            data = await run_in_threadpool(method)
+            headers = {"Content-Disposition": f'attachment; filename="{filename}"'} if filename else None
+            return Response(data, media_type=media_type, headers=headers)
 
         return endpoint
 
@@ -409,11 +691,6 @@ def create_app(server: DesktopServer) -> Any:
     def accessibility(request: Any) -> Any:
         return json_response(server.accessibility())
 
-    def terminal(request: Any) -> Any:
-        raise HTTPStatusError(
-            404, "terminal output is not served: reading a terminal's text needs the accessibility tree"
-        )
-
     routes = [
         ("/execute", "POST", json_route(server.execute)),
         ("/setup/execute", "POST", json_route(server.execute)),
@@ -430,7 +707,18 @@ def create_app(server: DesktopServer) -> Any:
         ("/screen_size", ("GET", "POST"), screen_size),
         ("/apps", "GET", apps),
         ("/accessibility", "GET", accessibility),
-        ("/terminal", "GET", terminal),
+        ("/terminal", "GET", json_get(server.terminal)),
+        ("/execute_with_verification", "POST", json_route(server.execute_with_verification)),
+        ("/setup/execute_with_verification", "POST", json_route(server.execute_with_verification)),
+        ("/run_bash_script", "POST", json_route(server.run_bash_script)),
+        ("/desktop_path", "POST", json_get(server.desktop_path)),
+        ("/wallpaper", "POST", bytes_route(server.wallpaper, "image/png")),
+        ("/setup/change_wallpaper", "POST", json_route(server.change_wallpaper)),
+        ("/setup/download_file", "POST", json_route(server.download_file)),
+        ("/window_size", "POST", json_route(server.window_size)),
+        ("/cursor_position", "GET", json_get(server.cursor_position)),
+        ("/start_recording", "POST", json_get(server.start_recording)),
+        ("/end_recording", "POST", bytes_route(server.end_recording, "video/mp4", "recording.mp4")),
     ]
     return make_app(
         routes,
@@ -476,6 +764,7 @@ def serve_desktop(
     return start_server_thread(
         create_app(app), host, port, name="agentrl-desktop-server", unix_socket=unix_socket, service=app
     )
+
 
 class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, host: str, *, socket_path: str, timeout: Any = None, **kwargs: Any) -> None:

@@ -16,7 +16,16 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Window", "activate_window", "close_window", "find_windows", "list_windows", "wait_for_window"]
+__all__ = [
+    "Window",
+    "activate_window",
+    "close_window",
+    "cursor_position",
+    "find_windows",
+    "list_windows",
+    "wait_for_window",
+    "window_size",
+]
 
 
 @dataclass(frozen=True)
@@ -154,3 +163,34 @@ def close_window(env: Mapping[str, str], window_name: str, *, strict: bool = Fal
     for window in found:
         _xdotool(["windowclose", str(window.id)], env)
     return len(found)
+
+
+def _shell_values(text: str) -> dict[str, int]:
+    """``KEY=123`` lines of ``xdotool ... --shell`` as a dict of the integer values."""
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if value.strip().lstrip("-").isdigit():
+            out[key.strip()] = int(value)
+    return out
+
+
+def window_size(env: Mapping[str, str], app_class_name: str) -> tuple[int, int] | None:
+    """``(width, height)`` of the first window whose WM_CLASS instance or class is ``app_class_name``.
+
+    The name is compared whole and case-insensitively, as OSWorld's ``/window_size`` does; ``None``
+    when no visible window has it.
+    """
+    wanted = app_class_name.lower()
+    for window in list_windows(env):
+        if wanted in window.wm_class.split():
+            geometry = _shell_values(_xdotool(["getwindowgeometry", "--shell", str(window.id)], env))
+            if "WIDTH" in geometry and "HEIGHT" in geometry:
+                return geometry["WIDTH"], geometry["HEIGHT"]
+    return None
+
+
+def cursor_position(env: Mapping[str, str]) -> tuple[int, int] | None:
+    """The mouse pointer's ``(x, y)`` on the display; ``None`` when xdotool cannot tell."""
+    where = _shell_values(_xdotool(["getmouselocation", "--shell"], env))
+    return (where["X"], where["Y"]) if "X" in where and "Y" in where else None
