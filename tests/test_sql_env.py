@@ -58,6 +58,27 @@ def test_easy_tier_shows_only_the_named_table_and_passes_check_domain():
         easy.close()
 
 
+def test_easy_tier_alone_takes_a_fenced_select_and_other_ranges_do_not():
+    """difficulty=0 submits the last SELECT of a ```sql fence (how chat models write SQL); (0, 1) stays strict."""
+    easy = gym.make("AgentRL/SQL-v0", difficulty=0)
+    mixed = gym.make("AgentRL/SQL-v0", difficulty=(0, 1))
+    try:
+        easy.reset(seed=2)
+        gold = easy.unwrapped.task.answer
+        reply = f"The answer is:\n\n```sql\nSELECT 1\n```\nor better:\n```\n{gold};\n```\nThis query lists them."
+        _, reward, terminated, _, _ = easy.step(reply)
+        assert terminated and reward == 1.0
+        easy.reset(seed=2)
+        _, _, terminated, _, info = easy.step("```python\nprint(1)\n```")  # not a query: still a format error
+        assert not terminated and "action_error" in info
+        mixed.reset(seed=2)
+        _, _, terminated, _, info = mixed.step(f"```sql\n{gold}\n```")
+        assert not terminated and "action_error" in info
+    finally:
+        easy.close()
+        mixed.close()
+
+
 def test_exploration_shows_rows_and_turns_left(env):
     env.reset(seed=0)
     observation, reward, terminated, _, info = env.step("<sql>SELECT 1 AS one, 'x' AS two</sql>")

@@ -161,3 +161,27 @@ def test_hostile_actions_become_observations(env, action):
     if not terminated:
         observation, *_ = env.step("```python\nprint('still here')\n```")
         assert observation == "```output\nstill here\n```"
+
+
+def test_easy_tier_alone_reads_a_plain_reply_by_its_last_number():
+    """difficulty=0 takes "The answer is 7." (GSM8K flexible-extract); any other range keeps \\boxed{} strict."""
+    easy = gym.make("AgentRL/TIRMath-v0", difficulty=0)
+    mixed = gym.make("AgentRL/TIRMath-v0", difficulty=(0, 1))
+    try:
+        assert "```python" not in easy.unwrapped.system_prompt and "Python" not in easy.unwrapped.system_prompt
+        easy.reset(seed=3)
+        answer = easy.unwrapped.task.answer
+        _, reward, terminated, _, info = easy.step(f"Let me think: 2 and 3 give 5. The answer is {answer}.")
+        assert terminated and reward == 1.0 and info["done_reason"] == "answered"
+        easy.reset(seed=3)
+        _, reward, terminated, _, _ = easy.step(f"The answer is {int(answer) + 1}.")  # a wrong number ends it, 0
+        assert terminated and reward == 0.0
+        easy.reset(seed=3)
+        _, reward, terminated, _, info = easy.step("I am not sure.")  # no number: a void turn, as before
+        assert not terminated and reward == 0.0 and "action_error" in info
+        mixed.reset(seed=3)
+        _, _, terminated, _, info = mixed.step("The answer is 7.")
+        assert not terminated and "action_error" in info
+    finally:
+        easy.close()
+        mixed.close()

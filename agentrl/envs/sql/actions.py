@@ -14,6 +14,8 @@ from agentrl.core.actions import Action, ActionSet, ParseError, function_schema
 
 __all__ = ["SQLActionSet"]
 
+# A fenced block (```sql, ```sqlite or a bare ```) whose query starts with SELECT or WITH.
+_FENCE = re.compile(r"```[ \t]*(?:sql|sqlite)?[ \t]*\n(\s*(?:SELECT|WITH)\b.*?)(?:```|\Z)", re.DOTALL | re.IGNORECASE)
 _TAG = {name: re.compile(rf"<{name}>(.*?)(?:</{name}>|\Z)", re.DOTALL | re.IGNORECASE) for name in ("sql", "solution")}
 
 
@@ -28,9 +30,20 @@ class SQLActionSet(ActionSet):
     ('answer', 'SELECT name FROM customers')
     >>> actions.parse("SELECT 1").message[:30]
     'no <sql>...</sql> query and no'
+    >>> SQLActionSet(fenced_solutions=True).parse("Here:\\n```sql\\nSELECT name FROM t\\n```").content
+    'SELECT name FROM t'
     """
 
     final_kinds = frozenset({"answer"})
+
+    def __init__(self, *, fenced_solutions: bool = False) -> None:
+        """
+        Args:
+            fenced_solutions: a turn with neither tag submits the last SELECT in a fenced code block
+                (```sql ... ```), as text-to-SQL evaluations of chat models read a reply. The easy tier uses
+                it: a small model answers in a fence, not in ``<solution>``.
+        """
+        self.fenced_solutions = fenced_solutions
 
     def describe(self) -> str:
         """The action format, for the prompt."""
@@ -51,6 +64,9 @@ class SQLActionSet(ActionSet):
             if not query:
                 return ParseError(f"your <{name}> is empty; put one SQLite query inside it", raw=text)
             return Action(kind, query, raw=text)
+        fenced = _FENCE.findall(text) if self.fenced_solutions else []
+        if fenced:
+            return Action("answer", fenced[-1].strip(), raw=text)
         return ParseError(
             "no <sql>...</sql> query and no <solution>...</solution> found; explore with <sql>SELECT ...</sql> "
             "or submit with <solution>SELECT ...</solution>",

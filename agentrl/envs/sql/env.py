@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentrl.core.actions import Action
+from agentrl.core.choices import level_range
 from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import Task
 from agentrl.core.verify import Score
 from agentrl.envs.sql.actions import SQLActionSet
+from agentrl.envs.sql.questions import DIFFICULTIES, EASY
 from agentrl.sandboxes.base import ExecutionResult
 
 __all__ = ["EASY_INSTRUCTIONS", "SYSTEM_PROMPT", "SQLEnv", "SQLVerifier"]
@@ -148,7 +150,9 @@ class SQLEnv(AgentEnv):
       ``SELECT COUNT(*) FROM members``), so that a small model such as the embedded SmolLM2-135M scores
       above zero; its first observation shows only that table, then a worked example of the answer
       format (on a table no database has) in place of the exploration instructions (``<sql>`` still
-      works). The verifier is unchanged. The default range is ``(1, 3)``.
+      works). An env of easy questions alone (``difficulty=0``) also takes a reply without tags by the last
+      SELECT in a fenced block (```sql ... ```), as chat models write SQL. The verifier is unchanged.
+      The default range is ``(1, 3)``.
     * ``dataset``: a Spider or BIRD root directory instead; ``dataset_format`` ``"spider"``/``"bird"``,
       ``split`` (``"dev"``). The env is then a :class:`~agentrl.core.dataset.TaskDataset`:
       ``agentrl bench --all-tasks`` sweeps the split's questions in order, scored by EX (execution accuracy).
@@ -196,6 +200,8 @@ class SQLEnv(AgentEnv):
         max_action_chars: int = 65_536,
         render_mode: str | None = None,
     ) -> None:
+        # Only an env of easy questions alone reads fenced replies: a mixed range keeps one strict format.
+        easy_only = dataset is None and level_range(difficulty, DIFFICULTIES) == (EASY, EASY)
         if dataset is not None:
             from agentrl.envs.sql.spider import SpiderSource
 
@@ -213,7 +219,7 @@ class SQLEnv(AgentEnv):
 
         super().__init__(
             task_source=task_source,
-            action_set=SQLActionSet(),
+            action_set=SQLActionSet(fenced_solutions=easy_only),
             verifier=SQLVerifier(test_suite=test_suite, timeout_s=score_timeout_s, keep_distinct=keep_distinct,
                                  plug_value=plug_value),
             sandbox_factory=sandbox_factory,

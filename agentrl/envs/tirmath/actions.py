@@ -3,7 +3,9 @@ r"""The TIR action format: fenced Python blocks to run, ``\\boxed{}`` to answer.
 One agent turn is free text. If it contains ``\\boxed{...}`` (balanced braces), the last boxed
 expression is the final answer. Otherwise every complete fenced block tagged ``python`` (or ``py``)
 is run, in order, as one cell of a notebook-like session. A turn with neither is a *void turn*
-(SimpleTIR); an unclosed fence is reported so the agent can fix it.
+(SimpleTIR); an unclosed fence is reported so the agent can fix it. With ``last_number_answers`` (the
+easy tier), such a turn answers with its last number instead, as lm-evaluation-harness's GSM8K
+"flexible-extract" filter reads a reply.
 """
 
 from __future__ import annotations
@@ -14,12 +16,27 @@ from typing import Any
 
 from agentrl.core.actions import Action, ActionSet, ParseError, function_schema
 
-__all__ = ["TIRActionSet", "extract_last_boxed", "python_code_blocks"]
+__all__ = ["TIRActionSet", "extract_last_boxed", "extract_last_number", "python_code_blocks"]
 
 # A fence opens at the start of a line: ```python / ```py (any case), optional trailing spaces.
 _OPEN = re.compile(r"^[ \t]*```[ \t]*(python3?|py)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _CLOSE = re.compile(r"^[ \t]*```[ \t]*$", re.MULTILINE)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# A number as lm-evaluation-harness's GSM8K "flexible-extract" filter finds it: optional sign, digits with
+# thousands commas, an optional decimal part; a fraction a/b is kept whole.
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+
+
+def extract_last_number(text: str) -> str | None:
+    """The last number in a text, commas removed (the GSM8K "flexible-extract" rule), or ``None``.
+
+    >>> extract_last_number("So x = 7. The answer is 1,250.")
+    '1250'
+    >>> extract_last_number("half of it: -3/4") , extract_last_number("no digits") is None
+    ('-3/4', True)
+    """
+    found = _NUMBER.findall(text)
+    return found[-1].replace(",", "").rstrip(".") if found else None
 
 
 def extract_last_boxed(text: str) -> str | None:
@@ -79,8 +96,19 @@ class TIRActionSet(ActionSet):
 
     final_kinds = frozenset({"answer"})
 
+    def __init__(self, *, last_number_answers: bool = False) -> None:
+        """
+        Args:
+            last_number_answers: a turn with neither ``\\boxed{}`` nor a python block answers with its
+                last number (lm-evaluation-harness's GSM8K "flexible-extract"), instead of being a void
+                turn. The easy tier uses it: a small model that writes "The answer is 7." answers 7.
+        """
+        self.last_number_answers = last_number_answers
+
     def describe(self) -> str:
-        """The action format, for the prompt."""
+        """The action format, for the prompt (the easy tier's is one line: no code instructions)."""
+        if self.last_number_answers:
+            return "Give the final answer as \\boxed{...}."
         return (
             "To run Python, write a fenced block:\n"
             "```python\n"
@@ -103,6 +131,9 @@ class TIRActionSet(ActionSet):
             return ParseError(
                 "your ```python block is not closed; end the code with ``` on a line of its own", raw=text
             )
+        number = extract_last_number(text) if self.last_number_answers else None
+        if number is not None:
+            return Action("answer", number, raw=text)
         if _BOXED.search(text):
             return ParseError("your \\boxed{ is not closed; write the final answer as \\boxed{...}", raw=text)
         return ParseError(
@@ -136,4 +167,6 @@ class TIRActionSet(ActionSet):
 
     def malformed_examples(self) -> Sequence[str]:
         """Turns that must not parse."""
+        if self.last_number_answers:  # a turn with a number answers with it
+            return ("", "I do not know.", "```python\nprint(1)\n", "\\boxed{x")
         return ("", "I think the answer is 7.", "```python\nprint(1)\n", "\\boxed{7", "```\nprint(1)\n```")

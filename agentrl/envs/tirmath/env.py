@@ -7,20 +7,23 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from agentrl.core.actions import Action
+from agentrl.core.choices import level_range
 from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import Task
 from agentrl.envs.tirmath.actions import TIRActionSet
-from agentrl.envs.tirmath.problems import EASY, ID_PREFIX
+from agentrl.envs.tirmath.problems import DIFFICULTIES, EASY, ID_PREFIX
 from agentrl.envs.tirmath.verify import MathVerifier
 from agentrl.sandboxes.base import ExecutionResult, Sandbox
 
-__all__ = ["SYSTEM_PROMPT", "TIRMathEnv", "render_tool_output"]
+__all__ = ["EASY_SYSTEM_PROMPT", "SYSTEM_PROMPT", "TIRMathEnv", "render_tool_output"]
 
 SYSTEM_PROMPT = (
     "You are an expert mathematician who solves problems step by step and uses Python to compute "
     "whatever is tedious or error-prone. Think briefly, compute, check, then answer."
 )
+#: The easy tier's role: no code, no "expert" persona that a 135M model turns into a long derivation.
+EASY_SYSTEM_PROMPT = "You answer short maths questions with one number."
 
 
 def render_tool_output(action: Action, result: ExecutionResult) -> str:
@@ -92,7 +95,9 @@ class TIRMathEnv(AgentEnv):
       ``What is $1 + 2 + 3$?``) answered directly in ``\\boxed{}``, so that a small model such as the
       embedded SmolLM2-135M scores above zero. Their first observation is the problem after a worked
       example of the answer format (``\\boxed{100}``, never a right answer), without the code
-      instructions; the verifier is unchanged. ``1``-``5`` need code.
+      instructions. An env of easy problems alone (``difficulty=0``) also reads a reply without ``\\boxed{}``
+      or code by its last number (lm-evaluation-harness's GSM8K "flexible-extract"), since a 135M model
+      writes "The answer is 7."; the verifier is unchanged. ``1``-``5`` need code.
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
     * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``. With a dataset the env is a
       :class:`~agentrl.core.dataset.TaskDataset`: ``task_ids()`` lists the file's tasks in order and
@@ -140,6 +145,8 @@ class TIRMathEnv(AgentEnv):
         max_action_chars: int = 65_536,
         render_mode: str | None = None,
     ) -> None:
+        # Only an env of easy problems alone reads replies leniently: a mixed range keeps one strict format.
+        easy_only = dataset is None and level_range(difficulty, DIFFICULTIES) == (EASY, EASY)
         if dataset is not None:
             from agentrl.envs.tirmath.datasets import JsonlMathSource
 
@@ -163,7 +170,7 @@ class TIRMathEnv(AgentEnv):
             )
         super().__init__(
             task_source=task_source,
-            action_set=TIRActionSet(),
+            action_set=TIRActionSet(last_number_answers=easy_only),
             verifier=MathVerifier(timeout_s=verify_timeout_s),
             sandbox_factory=sandbox_factory,
             max_turns=max_turns,
@@ -171,7 +178,7 @@ class TIRMathEnv(AgentEnv):
             max_action_chars=max_action_chars,
             end_on_void_turn=end_on_void_turn,
             render_mode=render_mode,
-            system_prompt=SYSTEM_PROMPT,
+            system_prompt=EASY_SYSTEM_PROMPT if easy_only else SYSTEM_PROMPT,
             render_result=render_tool_output,
         )
 
