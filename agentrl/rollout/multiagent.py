@@ -23,7 +23,9 @@ answers). ``team_reward=True`` gives every learner seat the mean return of all s
 (MAGRPO's joint reward, Liu et al. 2025, arXiv:2508.04652): the difference is added to the seat's
 last turn and its own return is kept in that turn's ``info["own_return"]``.
 
-The trajectories' ``reset_info`` has ``seat``, ``seats`` (who played each seat) and ``env``; the
+The trajectories' ``reset_info`` has ``seat``, ``seats`` (who played each seat), ``env``,
+``moved`` and ``seat_return`` (a seat on which the game ended before it moved comes back ok with no
+turns, which trainers skip); the
 last turn's ``info`` is the env's last info for the seat (the games put ``outcome`` there, with
 ``result``: ``win``, ``loss`` or ``draw`` per seat).
 
@@ -346,18 +348,18 @@ class MultiAgentRollout:
             self._idle.append(env)
         except Exception as exc:
             reason = str(exc) if isinstance(exc, EpisodeFailed) else f"{type(exc).__name__}: {exc}"
-            for seat in learners:
-                seat.trajectory.status, seat.trajectory.failure = "failed", reason
+            for state in learners:
+                state.trajectory.status, state.trajectory.failure = "failed", reason
             if env is not None:
                 try:
                     env.close()
                 except Exception:
                     pass
-        for seat in learners:
-            t = seat.trajectory
+        for state in learners:
+            t = state.trajectory
             t.timings["total"] = time.perf_counter() - started
             t.staleness = self.policy_version - (t.turns[-1].policy_version if t.turns else t.policy_version)
-        return [seat.trajectory for seat in learners]
+        return [state.trajectory for state in learners]
 
     async def _play_aec(
         self,
@@ -559,9 +561,9 @@ class MultiAgentRollout:
                     last.reward += team - seat.total
                     last.info = {**last.info, "own_return": seat.total, "team_return": team}
         for seat in players.values():
-            if seat.trajectory.ok and not seat.trajectory.turns and seat.name in self.learner_seats:
-                seat.trajectory.status = "failed"
-                seat.trajectory.failure = f"seat {seat.name} never had a turn (the game ended before it moved)"
+            # A seat the game ended on before it moved (an opponent won at once) has nothing to learn
+            # from: it comes back ok with no turns (trainers skip it), its return in reset_info.
+            seat.trajectory.reset_info.update(moved=bool(seat.trajectory.turns), seat_return=seat.total)
 
     def _truncate_all(self, players: dict[str, _Seat]) -> None:
         """The engine ends the game early: every seat's last turn is truncated (or it fails without one)."""

@@ -147,7 +147,6 @@ def build_rollout(
     import agentrl  # noqa: F401  (registers the AgentRL/* ids)
     from agentrl.agents.backends.transformers_backend import TransformersBackend
     from agentrl.rollout import RolloutEngine
-
     from agentrl.rollout.multiagent import multiagent_env_name
 
     multiagent = None if env_fn is not None else multiagent_env_name(env)

@@ -44,7 +44,9 @@ class TinyNim:
     name = "tiny_nim"
     players = ("player_0", "player_1")
 
-    def __init__(self, heap: int = 9, max_take: int = 9, *, random_heap: bool = False, random_first: bool = False) -> None:
+    def __init__(
+        self, heap: int = 9, max_take: int = 9, *, random_heap: bool = False, random_first: bool = False
+    ) -> None:
         if int(heap) < 1 or int(max_take) < 1:
             raise ValueError(f"heap and max_take must be at least 1, got heap={heap}, max_take={max_take}")
         self.start, self.max_take = int(heap), int(max_take)
