@@ -62,6 +62,15 @@ class TrainArgs:
         save_every: checkpoint every N steps (0: only at the end).
         resume: continue from the newest checkpoint in output_dir.
         tensorboard: also log to TensorBoard.
+        seats: multi-agent envs: who plays each seat, comma-separated in seat order: learner (the
+            policy being trained; several learner seats share it), snapshot (a frozen copy of it),
+            random, scripted, minimax, best or module:Class (empty: learner in the first seat,
+            opponent in the others).
+        opponent: multi-agent envs: the player of the seats that seats leaves unnamed.
+        snapshot_every: multi-agent envs: copy the policy into the snapshot opponent every N steps
+            (0: the snapshot stays the initial policy).
+        team_reward: multi-agent envs: every learner seat gets the mean return of all seats
+            (MAGRPO's joint reward) instead of its own.
         max_failure_rate: the share of failed rollouts over the run above which its summary warns,
             with the first failure's error (a step in which every rollout fails stops the run).
     """
@@ -105,6 +114,10 @@ class TrainArgs:
     resume: bool = False
     tensorboard: bool = True
     max_failure_rate: float = 0.1
+    seats: str = ""
+    opponent: str = "random"
+    snapshot_every: int = 0
+    team_reward: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_new_tokens", "grad_accum_steps", "updates_per_step", "num_envs"):
@@ -116,5 +129,7 @@ class TrainArgs:
             raise ValueError("temperature must be > 0 for policy-gradient training (logprobs need a distribution)")
         if not 0.0 <= self.max_failure_rate <= 1.0:
             raise ValueError(f"max_failure_rate must be between 0 and 1, got {self.max_failure_rate}")
+        if self.snapshot_every < 0:
+            raise ValueError(f"snapshot_every must be >= 0, got {self.snapshot_every}")
         if self.recompute_old_logprobs is None:
             self.recompute_old_logprobs = not self.overlap_rollouts

@@ -21,6 +21,7 @@ __all__ = [
     "add_policy_totals",
     "args_dict",
     "failure_warning",
+    "multiagent_metrics",
     "policy_update_metrics",
     "rollout_metrics",
 ]
@@ -63,6 +64,51 @@ def rollout_metrics(trajectories: Sequence[Any], requested: int, policy_version:
         }
     )
     return metrics
+
+
+def multiagent_metrics(trajectories: Sequence[Any]) -> dict[str, float]:
+    """Per-seat return and win/draw/loss rates of the learner seats of multi-agent games (empty otherwise).
+
+    A trajectory from :class:`~agentrl.rollout.multiagent.MultiAgentRollout` names its seat in
+    ``reset_info["seat"]``; the game's result for that seat is read from the last turn's
+    ``info["outcome"]["result"]`` (the turn-based games write ``win``, ``loss`` or ``draw``). Keys:
+    ``seat/<seat>/return``, ``seat/<seat>/win_rate`` and ``multiagent/win_rate``, ``draw_rate``,
+    ``loss_rate`` over every learner seat (against the opponents the run names in ``--seats``).
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> turn = NS(info={"outcome": {"result": {"player_0": "win"}}}, reward=1.0)
+        >>> t = NS(ok=True, reset_info={"seat": "player_0"}, turns=[turn], total_reward=1.0)
+        >>> multiagent_metrics([t])["seat/player_0/win_rate"]
+        1.0
+    """
+    by_seat: dict[str, list[Any]] = {}
+    for t in trajectories:
+        seat = t.reset_info.get("seat") if t.ok else None
+        if seat is not None:
+            by_seat.setdefault(str(seat), []).append(t)
+    metrics: dict[str, float] = {}
+    results: list[str] = []
+    for seat, group in sorted(by_seat.items()):
+        metrics[f"seat/{seat}/return"] = statistics.fmean(t.total_reward for t in group)
+        seat_results = [_result(t, seat) for t in group]
+        known = [r for r in seat_results if r is not None]
+        if known:
+            metrics[f"seat/{seat}/win_rate"] = known.count("win") / len(known)
+            results.extend(known)
+    if results:
+        for name in ("win", "draw", "loss"):
+            metrics[f"multiagent/{name}_rate"] = results.count(name) / len(results)
+    return metrics
+
+
+def _result(trajectory: Any, seat: str) -> str | None:
+    """``win``/``loss``/``draw`` of ``seat`` at the end of the game, when the env says."""
+    if not trajectory.turns:
+        return None
+    outcome = trajectory.turns[-1].info.get("outcome") or {}
+    result = (outcome.get("result") or {}).get(seat) if isinstance(outcome, dict) else None
+    return str(result) if result in ("win", "loss", "draw") else None
 
 
 def failure_warning(history: Sequence[dict[str, Any]], max_rate: float) -> str | None:

@@ -23,10 +23,18 @@ def check_env_id(env_id: str) -> None:
     The check ``agentrl bench`` makes: Gymnasium's ``gym.spec``, whose error names the closest
     registered ids (``Did you mean: `TIRMath`?``).
 
+    A multi-agent env (``agentrl.envs.multiagent.<name>``) is checked against ``MULTIAGENT_ENVS``.
+
     Raises:
         gymnasium.error.Error: the id is malformed or not registered.
+        ValueError: an ``agentrl.envs.multiagent.`` name that is not a multi-agent env.
     """
     import gymnasium as gym
+
+    from agentrl.rollout.multiagent import multiagent_env_name
+
+    if multiagent_env_name(env_id) is not None:
+        return
 
     import agentrl  # noqa: F401  (registers the AgentRL/* ids)
 
@@ -119,11 +127,18 @@ def build_rollout(
     rollout_config: Any,
     max_batch_size: int,
     generation: str = "transformers",
+    seats: str = "",
+    opponent: str = "random",
+    team_reward: bool = False,
 ) -> tuple[Any, Any]:
     """The generation backend and the :class:`~agentrl.rollout.RolloutEngine` of a run.
 
     ``generation="transformers"`` generates with :class:`TransformersBackend` (any device);
     ``"vllm"`` with :class:`~agentrl.train.vllm_policy.VLLMPolicy` (a CUDA GPU and ``pip install vllm``).
+    A multi-agent ``env`` (``agentrl.envs.multiagent.<name>``) gets a
+    :class:`~agentrl.rollout.multiagent.MultiAgentRollout` instead, with ``seats``, ``opponent``
+    and ``team_reward``; a ``snapshot`` seat gets a second, frozen :class:`TransformersBackend`
+    (the engine's ``snapshot_policy``; the caller refreshes and closes it).
     """
     import functools
 
@@ -132,7 +147,11 @@ def build_rollout(
     import agentrl  # noqa: F401  (registers the AgentRL/* ids)
     from agentrl.agents.backends.transformers_backend import TransformersBackend
     from agentrl.rollout import RolloutEngine
+    from agentrl.rollout.multiagent import multiagent_env_name
 
+    multiagent = None if env_fn is not None else multiagent_env_name(env)
+    if multiagent is not None and workers != "thread":
+        raise ValueError(f"multi-agent envs run their games in threads; use --env-workers thread, not {workers!r}")
     make_env = env_fn or functools.partial(gym.make, env, **env_kwargs)
     if workers == "thread":
         factory: Any = make_env
@@ -158,4 +177,32 @@ def build_rollout(
         )
     else:
         raise ValueError(f"generation must be 'transformers' or 'vllm', got {generation!r}")
+    if multiagent is not None:
+        from agentrl.rollout.multiagent import SNAPSHOT, MultiAgentRollout, multiagent_env_fn, parse_seats
+
+        env_maker = multiagent_env_fn(multiagent, **env_kwargs)
+        probe = env_maker()
+        wanted = parse_seats(seats, list(probe.possible_agents), opponent)
+        probe.close()
+        snapshot = None
+        if SNAPSHOT in wanted.values():
+            snapshot = TransformersBackend(
+                model_path, device=device, dtype=dtype, max_batch_size=max_batch_size, batch_wait_ms=1.0
+            )
+        try:
+            engine: Any = MultiAgentRollout(
+                env_maker,
+                backend,
+                seats=wanted,
+                opponent=opponent,
+                snapshot_policy=snapshot,
+                team_reward=team_reward,
+                config=rollout_config,
+            )
+        except BaseException:
+            if snapshot is not None:
+                snapshot.close()
+            backend.close()
+            raise
+        return backend, engine
     return backend, RolloutEngine(factory, backend, config=rollout_config)

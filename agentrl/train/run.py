@@ -105,7 +105,14 @@ class PolicyRun:
             rollout_config=self.rollout_config,
             max_batch_size=args.max_batch_size,
             generation=args.generation,
+            seats=args.seats,
+            opponent=args.opponent,
+            team_reward=args.team_reward,
         )
+        #: The frozen opponent of ``snapshot`` seats (multi-agent envs), refreshed every ``snapshot_every`` steps.
+        self.snapshot = getattr(self.engine, "snapshot_policy", None)
+        #: Trajectories per request: one per learner seat in multi-agent envs, else one.
+        self.per_request = int(getattr(self.engine, "trajectories_per_request", 1))
         self.pad_id = self.backend.tokenizer.pad_token_id or 0
         self.step_index = 0
         self.logger: MetricsLogger | None = None
@@ -138,6 +145,8 @@ class PolicyRun:
         self.engine.policy_version = self.step_index
         self.policy = distributed.wrap_model(self.model, self.dist)  # DDP broadcasts rank 0's weights
         self.backend.load_weights(policy_state_dict(self.model))
+        if self.snapshot is not None and self.args.resume and self.step_index:
+            self.snapshot.load_weights(policy_state_dict(self.model))  # a resumed run's snapshot: its newest policy
         if self.dist.is_main:
             self.logger = MetricsLogger(
                 self.run_dir,
@@ -265,9 +274,14 @@ class PolicyRun:
 
     def finish_step(self, metrics: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         """Sync the new weights to the generation copy, count the step, log, checkpoint when due."""
-        self.backend.load_weights(policy_state_dict(self.model))
+        weights = policy_state_dict(self.model)
+        self.backend.load_weights(weights)
         self.step_index += 1
         self.engine.policy_version = self.step_index
+        every = self.args.snapshot_every
+        if self.snapshot is not None and every and self.step_index % every == 0:
+            self.snapshot.load_weights(weights)
+            metrics["multiagent/snapshot_step"] = float(self.step_index)
         merged = distributed.all_reduce_mean_dict(
             {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}, self.dist
         )
@@ -316,6 +330,8 @@ class PolicyRun:
             self._collector = None
         self.engine.close()
         self.backend.close()
+        if self.snapshot is not None:
+            self.snapshot.close()
         if self.logger is not None:
             self.logger.close()
         distributed.destroy(self.dist)

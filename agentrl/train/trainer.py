@@ -8,7 +8,7 @@ from typing import Any
 
 from agentrl.core.errors import AgentRLError
 from agentrl.train.args import TrainArgs
-from agentrl.train.metrics import rollout_metrics
+from agentrl.train.metrics import multiagent_metrics, rollout_metrics
 from agentrl.train.run import PolicyRun
 
 __all__ = ["RolloutsFailed", "Trainer"]
@@ -72,7 +72,9 @@ class Trainer:
         if args.overlap_rollouts and step + 1 < args.max_steps:
             run.prefetch(self.requests(step + 1), step + 1)
 
-        metrics: dict[str, Any] = dict(rollout_metrics(trajectories, len(requests), policy_version=step))
+        expected = len(requests) * run.per_request  # multi-agent games: one trajectory per learner seat
+        metrics: dict[str, Any] = dict(rollout_metrics(trajectories, expected, policy_version=step))
+        metrics.update(multiagent_metrics(trajectories))
         if failures:
             metrics["rollout/first_failure"] = failures[0][:500]  # text: in metrics.jsonl, not in the plots
         trajectories, stale = run.drop_stale(trajectories)  # too-stale trajectories leave first

@@ -23,6 +23,7 @@ MULTIAGENT_ENVS: dict[str, tuple[str, str]] = {
     "tictactoe_v0": ("aec", "tic-tac-toe, moves as [cell]; minimax opponent"),
     "connect_four_v0": ("aec", "Connect Four on 6x7, moves as [column]; search opponent"),
     "nim_v0": ("aec", "Nim with several heaps, moves as [heap count]; perfect (nim-sum) opponent"),
+    "tiny_nim_v0": ("aec", "one heap, take 1-9, the last object wins; a game a tiny model learns in a CPU test"),
     "kuhn_poker_v0": ("aec", "Kuhn poker, private cards; equilibrium opponent"),
     "negotiation_v0": ("aec", "split a pool of items with private values by offers and acceptance"),
 }
