@@ -20,7 +20,7 @@ _TAG = {name: re.compile(rf"<{name}>(.*?)(?:</{name}>|\Z)", re.DOTALL | re.IGNOR
 
 
 class SQLActionSet(ActionSet):
-    """Exploration queries and the final query.
+    r"""Exploration queries and the final query.
 
     >>> actions = SQLActionSet()
     >>> actions.parse("Let me look. <sql>SELECT count(*) FROM orders</sql>").content
@@ -30,14 +30,15 @@ class SQLActionSet(ActionSet):
     ('answer', 'SELECT name FROM customers')
     >>> actions.parse("SELECT 1").message[:30]
     'no <sql>...</sql> query and no'
-    >>> SQLActionSet(fenced_solutions=True).parse("Here:\\n```sql\\nSELECT name FROM t\\n```").content
+    >>> SQLActionSet(fenced_solutions=True).parse("Here:\n```sql\nSELECT name FROM t\n```").content
     'SELECT name FROM t'
     """
 
     final_kinds = frozenset({"answer"})
 
     def __init__(self, *, fenced_solutions: bool = False) -> None:
-        """
+        """Make the action set.
+
         Args:
             fenced_solutions: a turn with neither tag submits the last SELECT in a fenced code block
                 (```sql ... ```), as text-to-SQL evaluations of chat models read a reply. The easy tier uses

@@ -97,7 +97,8 @@ class TIRActionSet(ActionSet):
     final_kinds = frozenset({"answer"})
 
     def __init__(self, *, last_number_answers: bool = False) -> None:
-        """
+        r"""Make the action set.
+
         Args:
             last_number_answers: a turn with neither ``\\boxed{}`` nor a python block answers with its
                 last number (lm-evaluation-harness's GSM8K "flexible-extract"), instead of being a void
