@@ -91,8 +91,13 @@ def ruffle_dir(install: bool = True) -> Path:
             capture_output=True,
             timeout=600,
         )
+    except subprocess.CalledProcessError as exc:  # say npm's own reason (a proxy's certificate, no network...)
+        reason = " | ".join((exc.stderr or b"").decode(errors="replace").strip().splitlines()[-3:])
+        raise DependencyNotInstalled(
+            "ruffle", command=f"{install_command(prefix)}  (npm failed: {reason or f'exit {exc.returncode}'})"
+        ) from exc
     except (OSError, subprocess.SubprocessError) as exc:
-        raise DependencyNotInstalled("ruffle", command=install_command(prefix)) from exc
+        raise DependencyNotInstalled("ruffle", command=f"{install_command(prefix)}  ({exc})") from exc
     if not _installed(path):
         raise DependencyNotInstalled("ruffle", command=install_command(prefix))
     return path
