@@ -3,8 +3,9 @@
 The fixtures (tests/fixtures/osworld_real/) are our own tasks in OSWorld's real format and layout
 (``test_all.json`` beside ``examples/<domain>/<id>.json``), one per quirk seen in OSWorld's files:
 ``"func": ""``, a list-valued ``source``, a list ``func`` with ``conj``, an infeasible task without
-``config``, a ``download`` step, an unknown getter, an id reused in another domain, an ``evaluator``
-that is a string, a cut-short file and a listed id without a file. Loading and validation only: no
+``config``, a ``download`` step (served from the asset cache, so supported), an unknown getter, an
+id reused in another domain, an ``evaluator`` that is a string, a cut-short file and a listed id
+without a file. Loading and validation only: no
 desktop, except the last test (marked ``desktop``).
 """
 
@@ -34,7 +35,7 @@ def uid(n: int) -> str:
 OK, NO_EVAL, INFEASIBLE, CONJ_OR, DOWNLOAD = uid(1), uid(2), uid(3), uid(4), uid(5)
 LIST_SOURCE, CLOUD, CHROME_TABS, CHROME_INFEASIBLE = uid(6), uid(7), uid(8), uid(9)
 EVAL_STRING, CUT_SHORT, NO_FILE = uid(11), uid(12), uid(13)
-SUPPORTED = [OK, INFEASIBLE, CONJ_OR, CHROME_INFEASIBLE]
+SUPPORTED = [OK, INFEASIBLE, CONJ_OR, DOWNLOAD, CHROME_INFEASIBLE]
 DESKTOP_APPS = ["xterm", "mousepad", "thunar", "galculator", "chromium"]
 
 
@@ -87,9 +88,9 @@ def test_folder_keeps_good_files_and_reports_bad_ones() -> None:
     assert sorted(t.id for t in selected.tasks) == sorted(SUPPORTED)
     why = reasons(selected)
     assert why[NO_EVAL] == ["evaluator: func is empty"]
-    assert why[DOWNLOAD] == ["setup step 'download'"]
+    assert DOWNLOAD not in why  # its file comes from the asset cache (tests/test_osworld_assets.py)
     assert why[LIST_SOURCE] == ["app 'code' not installed"]
-    assert why[CLOUD] == ["getter 'cloud_file'", "app 'localc' not installed"]
+    assert why[CLOUD] == ["app 'localc' not installed"]
     assert why[f"thunderbird/{CHROME_TABS}"] == ["metric 'check_thunderbird_prefs'", "app 'thunderbird' not installed"]
     code = next(s for s in selected.skipped if s.id == LIST_SOURCE).reasons[0].message
     assert "not packaged in Debian" in code  # VS Code: say so
@@ -140,15 +141,15 @@ def test_duplicate_id_in_one_domain_keeps_the_file_named_by_it(tmp_path: Path) -
 
 
 def test_empty_pool_names_the_reasons_and_the_command(tmp_path: Path) -> None:
-    for name in (f"{NO_EVAL}.json", f"{DOWNLOAD}.json"):
-        shutil.copy(EXAMPLES / "os" / name, tmp_path / name)
+    shutil.copy(EXAMPLES / "os" / f"{NO_EVAL}.json", tmp_path / f"{NO_EVAL}.json")
+    shutil.copy(EXAMPLES / "chrome" / f"{CHROME_TABS}.json", tmp_path / f"{CHROME_TABS}.json")
     shutil.copy(EXAMPLES / "vlc" / f"{EVAL_STRING}.json", tmp_path / "template.json")
     pool = read_tasks(tmp_path).select(installed=None)
     with pytest.raises(EmptyTaskPool) as caught:
         pool.require_tasks()
     message = str(caught.value)
     assert "none of its 3 OSWorld tasks can run on this desktop" in message
-    for part in ("evaluator: func is empty (1)", "setup step 'download' (1)",
+    for part in ("evaluator: func is empty (1)", "setup step 'chrome_open_tabs' (1)",
                  "format: field 'evaluator' must be an object (1)", f"agentrl osworld coverage {tmp_path}"):
         assert part in message
     (tmp_path / "empty").mkdir()
@@ -159,9 +160,9 @@ def test_empty_pool_names_the_reasons_and_the_command(tmp_path: Path) -> None:
 def test_env_refuses_an_empty_pool_before_starting_a_desktop(tmp_path: Path) -> None:
     from agentrl.envs.osworld.env import OSWorldEnv
 
-    shutil.copy(EXAMPLES / "os" / f"{DOWNLOAD}.json", tmp_path / "task.json")
+    shutil.copy(EXAMPLES / "chrome" / f"{CHROME_TABS}.json", tmp_path / "task.json")
     # provider="remote" without a URL would fail at connect: the pool is refused first
-    with pytest.raises(EmptyTaskPool, match=r"setup step 'download' \(1\).*agentrl osworld coverage"):
+    with pytest.raises(EmptyTaskPool, match=r"setup step 'chrome_open_tabs' \(1\).*agentrl osworld coverage"):
         OSWorldEnv(tasks=str(tmp_path), provider="remote")
     task = OSWorldTask.from_dict(json.loads((EXAMPLES / "os" / f"{NO_EVAL}.json").read_text()))
     with pytest.raises(EmptyTaskPool, match="evaluator: func is empty"):
@@ -175,9 +176,9 @@ def test_env_refuses_an_empty_pool_before_starting_a_desktop(tmp_path: Path) -> 
 def test_coverage_rows_totals_and_blockers() -> None:
     report = coverage(ROOT, installed=DESKTOP_APPS)
     assert report.split == "test_all" and len(report.rows) == 13
-    assert report.domains() == {"os": (3, 5), "vs_code": (0, 1), "libreoffice_calc": (0, 1), "chrome": (1, 2),
+    assert report.domains() == {"os": (4, 5), "vs_code": (0, 1), "libreoffice_calc": (0, 1), "chrome": (1, 2),
                                 "thunderbird": (0, 1), "vlc": (0, 3)}
-    assert report.totals() == (4, 13) and report.totals(exclude=["vs_code"]) == (4, 12)
+    assert report.totals() == (5, 13) and report.totals(exclude=["vs_code"]) == (5, 12)
     everything = coverage(ROOT, installed=[*DESKTOP_APPS, "code", "localc", "socat", "thunderbird"])
     assert everything.domains()["vs_code"] == (1, 1)
 
@@ -189,7 +190,7 @@ def test_coverage_cli_table(capsys: pytest.CaptureFixture[str]) -> None:
     line = next(line for line in out.splitlines() if line.startswith(LIST_SOURCE))
     assert line.split()[1:4] == ["vs_code", "no", "app"]
     assert next(line for line in out.splitlines() if line.startswith(OK)).split()[1:] == ["os", "yes"]
-    assert "overall                   4     13    31%" in out
+    assert "overall                   5     13    38%" in out
     assert "top blockers" in out
     assert main(["osworld", "coverage", str(ROOT), "--summary", "--apps", "all"]) == 0
     summary = capsys.readouterr().out
@@ -200,9 +201,9 @@ def test_coverage_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["osworld", "coverage", str(EXAMPLES / "os"), "--json", "--apps", "xterm"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["split"] is None and data["installed_apps"] == ["xterm"]
-    assert data["total"] == {"supported": 3, "total": 5} and data["domains"] == {"os": {"supported": 3, "total": 5}}
+    assert data["total"] == {"supported": 4, "total": 5} and data["domains"] == {"os": {"supported": 4, "total": 5}}
     by_id = {row["id"]: row for row in data["tasks"]}
-    assert by_id[DOWNLOAD]["reasons"][0]["kind"] == "setup step" and by_id[DOWNLOAD]["reasons"][0]["name"] == "download"
+    assert by_id[DOWNLOAD]["supported"] is True and by_id[DOWNLOAD]["assets"]["urls"] == 1
     assert by_id[OK]["supported"] is True and by_id[OK]["reasons"] == []
     assert {"reason": "evaluator: func is empty", "tasks": 1} in data["top_blockers"]
 
@@ -217,12 +218,15 @@ def test_coverage_cli_bad_path(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 
 @pytest.mark.desktop
 @pytest.mark.timeout(120)
-def test_env_keeps_supported_tasks_and_warns_once() -> None:
+def test_env_keeps_supported_tasks_and_warns_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if shutil.which("Xvfb") is None or shutil.which("xterm") is None:
         pytest.skip("needs Xvfb and xterm (apt-get install xvfb xterm)")
     pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
     from agentrl.core.errors import UnknownTask
+    from agentrl.envs.osworld.assets import MissingAsset
     from agentrl.envs.osworld.env import OSWorldEnv
+
+    monkeypatch.setenv("AGENTRL_CACHE", str(tmp_path))  # an empty asset cache
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -231,9 +235,11 @@ def test_env_keeps_supported_tasks_and_warns_once() -> None:
         mine = [w for w in caught if "OSWorld tasks left out" in str(w.message)]
         assert len(mine) == 1 and "agentrl osworld coverage" in str(mine[0].message)
         assert set(env.task_ids()) <= set(SUPPORTED) and OK in env.task_ids()
-        assert {s.id for s in env.skipped_tasks} >= {NO_EVAL, DOWNLOAD, CLOUD, EVAL_STRING, NO_FILE}
+        assert {s.id for s in env.skipped_tasks} >= {NO_EVAL, CLOUD, EVAL_STRING, NO_FILE}
         assert "over the" in env.dataset_card().metric
-        with pytest.raises(UnknownTask, match=r"left out of the pool: .*download"):
-            env.reset(options={"task_id": DOWNLOAD})
+        with pytest.raises(UnknownTask, match=r"left out of the pool: .*evaluator.func: empty"):
+            env.reset(options={"task_id": NO_EVAL})
+        with pytest.raises(MissingAsset, match=r"https://example.org/files/run.sh .*agentrl osworld fetch-assets"):
+            env.reset(options={"task_id": DOWNLOAD})  # in the pool, but its file was never fetched
     finally:
         env.close()

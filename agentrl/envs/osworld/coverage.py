@@ -2,7 +2,10 @@ r"""Which OSWorld tasks this desktop can run, and why not the others: ``agentrl 
 
 :func:`coverage` reads task files as the env does (:func:`~agentrl.envs.osworld.pool.read_tasks`),
 checks each against what this package serves and the apps the desktop has, and returns one row per
-task with its blockers, totals per domain and the blockers that keep out the most tasks.
+task with its blockers, totals per domain and the blockers that keep out the most tasks. Given an
+:class:`~agentrl.envs.osworld.assets.AssetStore`, it also says which of the files the tasks fetch
+(``download`` steps, ``cloud_file`` getters) are cached: a task whose files are not is supported, but
+its reset fails until ``agentrl osworld fetch-assets`` has fetched them.
 
 >>> import json, tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp()) / "os"
@@ -16,12 +19,14 @@ task with its blockers, totals per domain and the blockers that keep out the mos
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentrl.envs.osworld.assets import FETCH_COMMAND, AssetStore, asset_refs
 from agentrl.envs.osworld.pool import Blocker, blockers, read_tasks
 
 __all__ = ["Coverage", "CoverageRow", "coverage", "format_coverage"]
@@ -37,6 +42,10 @@ class CoverageRow:
     domain: str
     file: str
     blockers: tuple[Blocker, ...] = ()
+    asset_urls: tuple[str, ...] = ()
+    """The URLs the task fetches (``download`` steps, ``cloud_file`` getters), each once."""
+    missing_assets: tuple[str, ...] = ()
+    """Those not in the asset cache (empty when the cache was not checked)."""
 
     @property
     def supported(self) -> bool:
@@ -47,7 +56,8 @@ class CoverageRow:
         """JSON-ready."""
         return {"id": self.id, "domain": self.domain, "file": self.file, "supported": self.supported,
                 "reasons": [{"kind": b.kind, "name": b.name, "label": b.label, "message": b.message}
-                            for b in self.blockers]}
+                            for b in self.blockers],
+                "assets": {"urls": len(self.asset_urls), "missing": list(self.missing_assets)}}
 
 
 @dataclass
@@ -58,6 +68,15 @@ class Coverage:
     split: str | None
     installed: list[str] | None
     rows: list[CoverageRow] = field(default_factory=list)
+    assets_dir: str | None = None
+    """The asset cache the tasks' files were looked up in (``None``: not checked)."""
+
+    def assets(self) -> tuple[int, int]:
+        """``(cached, total)`` over the distinct URLs of every task (cached: 0 when the cache was not checked)."""
+        urls = {url for row in self.rows for url in row.asset_urls}
+        missing = {url for row in self.rows for url in row.missing_assets}
+        cached = len(urls - missing) if self.assets_dir is not None else 0
+        return cached, len(urls)
 
     def domains(self) -> dict[str, tuple[int, int]]:
         """``{domain: (supported, total)}``, in order of first appearance."""
@@ -90,23 +109,36 @@ class Coverage:
             "domains": {d: {"supported": s, "total": t} for d, (s, t) in self.domains().items()},
             "total": {"supported": ok, "total": total},
             "top_blockers": [{"reason": label, "tasks": count} for label, count in self.top_blockers(20)],
+            "assets": {"dir": self.assets_dir, "urls": self.assets()[1],
+                       "cached": self.assets()[0] if self.assets_dir is not None else None},
         }
 
 
-def coverage(path: str | Path, *, split: str | None = None, installed: Collection[str] | None = None) -> Coverage:
+def coverage(
+    path: str | Path,
+    *,
+    split: str | None = None,
+    installed: Collection[str] | None = None,
+    assets: AssetStore | None = None,
+) -> Coverage:
     """Check every task of ``path`` (a folder, a task list or a file; ``split`` as the env takes it).
 
-    ``installed``: the apps the desktop has (``None``: not checked).
+    ``installed``: the apps the desktop has (``None``: not checked). ``assets``: the asset cache to look
+    the tasks' URLs up in (``None``: not checked).
 
     Raises:
         TaskFormatError: ``path`` does not exist, or its task list is not one (as :func:`read_tasks`).
     """
     pool = read_tasks(path, split=split)
     rows = [CoverageRow(s.id, s.domain, s.file, s.reasons) for s in pool.skipped]
-    rows += [CoverageRow(t.id, pool.domain(t), t.file, tuple(blockers(t, installed))) for t in pool.tasks]
+    for task in pool.tasks:
+        urls = tuple(dict.fromkeys(ref.url for ref in asset_refs(task)))
+        missing = tuple(url for url in urls if assets is not None and assets.lookup(url) is None)
+        rows.append(CoverageRow(task.id, pool.domain(task), task.file, tuple(blockers(task, installed)), urls, missing))
     order = {domain: i for i, domain in enumerate(dict.fromkeys(pool.domains.values()))}
     rows.sort(key=lambda row: order.get(row.domain, len(order)))  # stable: the files' order within a domain
-    return Coverage(str(path), pool.split, sorted(installed) if installed is not None else None, rows)
+    return Coverage(str(path), pool.split, sorted(installed) if installed is not None else None, rows,
+                    str(assets.root) if assets is not None else None)
 
 
 def _cell(text: str, width: int) -> str:
@@ -126,6 +158,8 @@ def format_coverage(report: Coverage, *, tasks: bool = True) -> str:
         lines.append(f"{'task id':<{id_w}}  {'domain':<{dom_w}}  supported  why not")
         for row in report.rows:
             why = "; ".join(dict.fromkeys(b.label for b in row.blockers))
+            if row.supported and row.missing_assets:
+                why = f"(assets not cached: {len(row.missing_assets)} of {len(row.asset_urls)})"
             lines.append(f"{row.id:<{id_w}}  {row.domain:<{dom_w}}  {'yes' if row.supported else 'no':<9}  "
                          f"{_cell(why, REASONS_WIDTH)}".rstrip())
     domains = report.domains()
@@ -136,6 +170,18 @@ def format_coverage(report: Coverage, *, tasks: bool = True) -> str:
         lines.append(f"{domain:<{width}}  {ok:>9}  {total:>5}  {ok / total:>5.0%}")
     ok, total = report.totals()
     lines.append(f"{'overall':<{width}}  {ok:>9}  {total:>5}  {(ok / total if total else 0.0):>5.0%}")
+    cached, urls = report.assets()
+    if urls:
+        lines.append("")
+        if report.assets_dir is None:
+            lines.append(f"assets: the tasks fetch {urls} files (download steps, cloud_file getters); "
+                         "cache not checked")
+        else:
+            short = sum(1 for row in report.rows if row.supported and row.missing_assets)
+            lines.append(f"assets: {cached} of the {urls} files the tasks fetch are cached in {report.assets_dir}; "
+                         f"{short} supported tasks wait for theirs")
+            if cached < urls:
+                lines.append(f"  fetch them once (network needed): {FETCH_COMMAND} {shlex.quote(report.source)}")
     top = report.top_blockers(10)
     if top:
         lines.append("")

@@ -7,7 +7,10 @@ same code at a server elsewhere (``agentrl serve-desktop`` in a VM or container,
 server). One code path serves a laptop and a fleet.
 
 An episode: ``reset`` kills what the last episode left, restores HOME, runs the task's setup steps
-and returns the first observation. Each ``step`` runs one action (pyautogui code in a sandboxed
+and returns the first observation (files that ``download`` steps and ``cloud_file`` getters name come
+from the offline asset cache that ``agentrl osworld fetch-assets`` fills; a task whose files are not
+there fails its reset with :class:`~agentrl.envs.osworld.assets.MissingAsset`, naming the URL and that
+command). Each ``step`` runs one action (pyautogui code in a sandboxed
 child bound to that display, or one computer_13 action), waits ``pause_s`` and observes. ``DONE``,
 ``FAIL`` or the step budget (15 by default, as OSWorld; 50 and 100 are its other settings) ends the
 episode, and only then is the task's evaluator run: the reward is its score in ``[0, 1]``, with
@@ -60,6 +63,7 @@ from agentrl.envs.osworld.actions import (
     parse_computer13,
     parse_pyautogui,
 )
+from agentrl.envs.osworld.assets import AssetStore, MissingAsset, cloud_file, missing_assets
 from agentrl.envs.osworld.evaluate import evaluate
 from agentrl.envs.osworld.pool import SkippedTask, TaskPool, pool_of, read_tasks
 from agentrl.envs.osworld.setup import run_setup
@@ -195,6 +199,8 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self.skipped_tasks: list[SkippedTask] = []
         """The tasks left out of the pool (they cannot run on this desktop), each with its reasons."""
         self._builtin = pool is None
+        self.assets = AssetStore(source=pool.source if pool is not None and pool.source else None)
+        """Where ``download`` steps and ``cloud_file`` getters read their files (``agentrl osworld fetch-assets``)."""
         self.task_id = task_id
         self.obs_type = obs_type
         self.action_mode = action_space
@@ -373,10 +379,13 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
             task = self._lookup(self.task_id)
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        missing = missing_assets(task, self.assets)
+        if missing:  # before the desktop is touched: an episode never starts without its files
+            raise MissingAsset(f"task {task.id!r}: {self.assets.missing_message(missing)}")
         self._revive()
         self.client.reset()
         base_dir = Path(task.file).parent if task.file else None
-        self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir)
+        self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir, assets=self.assets)
         self.task = task
         time.sleep(self.pause_s)
         obs = self._observe()
@@ -487,11 +496,18 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         postconfig = self.task.evaluator.postconfig
         if postconfig:
             try:
-                run_setup(self.client, postconfig, base_dir=Path(self.task.file).parent if self.task.file else None)
+                run_setup(self.client, postconfig, base_dir=Path(self.task.file).parent if self.task.file else None,
+                          assets=self.assets)
             except Exception as exc:  # a postconfig that fails scores 0, as a missing file does
                 return 0.0, [{"func": "postconfig", "score": 0.0, "error": str(exc)}]
-        score, details = evaluate(self.task, last_action=last, get=self.client.get)
+        score, details = evaluate(self.task, last_action=last, get=self._get)
         return float(score), details
+
+    def _get(self, spec: dict[str, Any]) -> Any:
+        """The evaluator's getters: ``cloud_file`` from the asset cache, the others from the desktop."""
+        if spec.get("type") == "cloud_file":
+            return cloud_file(spec, self.assets, self.client.cache_dir)
+        return self.client.get(spec)
 
     def _observe(self) -> dict[str, Any]:
         assert self.task is not None

@@ -2,7 +2,7 @@ r"""An OSWorld task pool from real task files: load file by file, keep what this
 
 OSWorld's own ``evaluation_examples`` hold files this package cannot run: a few cannot be parsed
 (an ``"evaluator"`` that is a string, a template), a few have no evaluator (``"func": ""``), many use
-setup steps (``download``, ``chrome_open_tabs``), getters (``cloud_file``) or metrics
+setup steps (``chrome_open_tabs``), getters (``active_url_from_accessTree``) or metrics
 (``compare_pptx_files``) not served here, or apps the desktop lacks. :func:`read_tasks` loads a
 folder, a task list or one file without stopping at the first bad file; :meth:`TaskPool.select`
 moves every task that cannot run into :attr:`TaskPool.skipped`, each with its reasons
@@ -84,7 +84,7 @@ class Blocker:
     """One reason a task is left out of the pool.
 
     ``kind``: ``"format"``, ``"evaluator"``, ``"setup step"``, ``"getter"``, ``"metric"`` or ``"app"``;
-    ``name``: what (``"download"``, ``"gimp"``...); ``message``: the file or task, the field, the fix.
+    ``name``: what (``"chrome_open_tabs"``, ``"gimp"``...); ``message``: the file or task, the field, the fix.
     """
 
     kind: str
@@ -93,7 +93,7 @@ class Blocker:
 
     @property
     def label(self) -> str:
-        """``kind name`` as the coverage table and the summaries count it, e.g. ``"setup step 'download'"``.
+        """``kind name`` as the coverage table and the summaries count it, e.g. ``"setup step 'chrome_open_tabs'"``.
 
         >>> Blocker("app", "gimp", "...").label
         "app 'gimp' not installed"

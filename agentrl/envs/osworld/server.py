@@ -43,7 +43,8 @@ Commands, apps, files and actions all go through the desktop's sandbox (its
 :class:`~agentrl.envs.osworld.jail.Jail`): commands run with the desktop's environment (``DISPLAY``,
 its private ``HOME``), cwd HOME, in their own session, killed at the deadline; ``/file``,
 ``/list_directory`` and ``/setup/upload`` see the sandbox's files, not the host's. ``~`` in paths is the
-session's HOME.
+session's HOME, and so is ``/home/user`` (OSWorld's VM HOME, which its task files name) in the paths of
+these file routes (not inside commands).
 
 Authentication: with a ``token`` every request must send ``Authorization: Bearer <token>`` (else 401).
 Without one, the routes that run commands, start apps or touch files (:data:`COMMAND_ROUTES`) answer
@@ -109,6 +110,8 @@ from agentrl.envs.osworld.windows import (
 __all__ = ["COMMAND_ROUTES", "DesktopClient", "DesktopServer", "create_app", "serve_desktop"]
 
 OUTPUT_CAP = 1_000_000
+OSWORLD_HOME = "/home/user"
+"""HOME on OSWorld's VM; file routes read it as this desktop's HOME."""
 LOG = logging.getLogger("agentrl.osworld.server")
 COMMAND_ROUTES = frozenset(
     {
@@ -211,6 +214,8 @@ class DesktopServer:
             raise HTTPStatusError(400, "a path must be a non-empty string")
         if value == "~" or value.startswith("~/"):
             value = str(self.session.home) + value[1:]
+        elif value == OSWORLD_HOME or value.startswith(OSWORLD_HOME + "/"):  # the VM's HOME is this desktop's
+            value = str(self.session.home) + value[len(OSWORLD_HOME):]
         return Path(value)
 
     def _timeout(self, value: Any) -> float:

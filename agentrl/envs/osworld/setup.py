@@ -14,6 +14,9 @@ to the VM server; this is the same for the step types of
                    to the task file's folder (or absolute); ``path`` is on the desktop
 ``activate_window`` ``{"window_name", "strict", "by_class"}``
 ``close_window``   the same parameters
+``download``       ``{"files": [{"url": "...", "path": "..."}]}``: each URL's file from the offline
+                   asset cache (:mod:`~agentrl.envs.osworld.assets`, filled by ``agentrl osworld
+                   fetch-assets``) is uploaded to ``path``, as OSWorld uploads its download
 =================  ==================================================================
 
 A step that fails raises :class:`SetupError` naming the step, so a broken task never starts an
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrl.core.errors import AgentRLError
+from agentrl.envs.osworld.assets import AssetStore, MissingAsset
 from agentrl.envs.osworld.tasks import SUPPORTED_SETUP_TYPES, SetupStep
 
 __all__ = ["SetupError", "run_setup"]
@@ -50,7 +54,22 @@ def _local_file(local_path: str, base_dir: Path | None) -> Path:
     return path
 
 
-def _run_step(client: Any, step: SetupStep, base_dir: Path | None) -> None:
+def _download(client: Any, files: Any, assets: AssetStore) -> None:
+    if not isinstance(files, list):
+        raise SetupError("download: 'files' must be a list of {url, path}")
+    for i, entry in enumerate(files):
+        url = entry.get("url") if isinstance(entry, dict) else None
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(url, str) or not url or not isinstance(path, str) or not path:
+            raise SetupError(f"download: files[{i}] needs a non-empty 'url' and 'path' (OSWorld: invalid URL or path)")
+        try:
+            data = assets.read(url)
+        except MissingAsset as exc:
+            raise SetupError(f"download: {exc}") from None
+        client.upload_file(path, data)
+
+
+def _run_step(client: Any, step: SetupStep, base_dir: Path | None, assets: AssetStore | None = None) -> None:
     params = dict(step.parameters)
     kind = step.type
     if kind == "launch":
@@ -70,6 +89,8 @@ def _run_step(client: Any, step: SetupStep, base_dir: Path | None) -> None:
         for entry in params.get("files", []):
             data = _local_file(str(entry["local_path"]), base_dir).read_bytes()
             client.upload_file(str(entry["path"]), data)
+    elif kind == "download":
+        _download(client, params.get("files"), assets if assets is not None else AssetStore())
     elif kind == "activate_window":
         client.activate_window(
             str(params["window_name"]), strict=bool(params.get("strict")), by_class=bool(params.get("by_class"))
@@ -84,8 +105,13 @@ def _run_step(client: Any, step: SetupStep, base_dir: Path | None) -> None:
         )
 
 
-def run_setup(client: Any, steps: Sequence[SetupStep], *, base_dir: str | Path | None = None) -> float:
+def run_setup(
+    client: Any, steps: Sequence[SetupStep], *, base_dir: str | Path | None = None, assets: AssetStore | None = None
+) -> float:
     """Run ``steps`` in order on ``client``'s desktop; returns the seconds taken.
+
+    ``assets``: where ``download`` steps read their files (default: :class:`~agentrl.envs.osworld.assets.AssetStore`
+    at its default place); a file missing there fails the step, naming the URL and ``agentrl osworld fetch-assets``.
 
     Raises:
         SetupError: a step failed, is unsupported, or lacks a parameter.
@@ -94,7 +120,7 @@ def run_setup(client: Any, steps: Sequence[SetupStep], *, base_dir: str | Path |
     base = Path(base_dir) if base_dir is not None else None
     for index, step in enumerate(steps):
         try:
-            _run_step(client, step, base)
+            _run_step(client, step, base, assets)
         except SetupError as exc:
             raise SetupError(f"setup step {index} ({step.type}): {exc}") from None
         except KeyError as exc:

@@ -52,8 +52,10 @@ SUPPORTED_SETUP_TYPES: tuple[str, ...] = (
     "upload_file",
     "activate_window",
     "close_window",
+    "download",
 )
-"""Setup / postconfig step types the local desktop will run (no network steps such as ``download``)."""
+"""Setup / postconfig step types the local desktop will run (``download`` from the offline asset cache,
+:mod:`agentrl.envs.osworld.assets`)."""
 
 SUPPORTED_GETTERS: tuple[str, ...] = (
     "vm_file",
@@ -61,9 +63,11 @@ SUPPORTED_GETTERS: tuple[str, ...] = (
     "vm_command_line",
     "vm_terminal_output",
     "accessibility_tree",
+    "cloud_file",
     "rule",
 )
-"""Getter types for ``result`` / ``expected``; ``rule`` is resolved by ``evaluate`` itself."""
+"""Getter types for ``result`` / ``expected``; ``rule`` is resolved by ``evaluate`` itself, ``cloud_file`` from
+the offline asset cache."""
 
 SUPPORTED_METRICS: tuple[str, ...] = tuple(sorted(METRICS))
 """Metric (``func``) names: the keys of :data:`~agentrl.envs.osworld.metrics.METRICS`."""
