@@ -38,7 +38,7 @@ demo: setup
 	$(PY) -m agentrl.cli bench --env AgentRL/TIRMath-v0 AgentRL/SQL-v0 --env-kwarg difficulty=0 --agent oracle --episodes 3 \
 	  --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress
 	$(PY) -m agentrl.cli bench --env AgentRL/TIRMath-v0 AgentRL/SQL-v0 --env-kwarg difficulty=0 --agent react \
-	  --backend smollm2 --episodes 2 --max-tokens 192 --env-kwarg max_turns=5 --action-timeout 900 --out $(DEMO_OUT)
+	  --backend smollm2 --episodes 5 --max-tokens 64 --env-kwarg max_turns=2 --action-timeout 900 --out $(DEMO_OUT)
 	@echo "Reading the rows: 'oracle' replays each task's privileged solution, the ceiling (1.0 unless a task is broken);"
 	@echo "'random' sends random but well-formed actions, the floor; 'react (smollm2)' is a real 135M-parameter LLM"
 	@echo "(SmolLM2-135M-Instruct) on this CPU, to show an actual model end to end, not to score well; its rows use"
