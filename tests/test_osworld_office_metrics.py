@@ -425,3 +425,21 @@ def test_missing_dependency_message_names_the_extra(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "pptx", None)
     with pytest.raises(DependencyNotInstalled, match="osworld-office"):
         mp.open_pptx("x.pptx")
+
+
+def test_evaluate_scores_a_real_task_shape(tmp_path: Path) -> None:
+    """OSWorld's evaluator objects (libreoffice_impress, multi_apps) run end to end through ``evaluate``."""
+    from agentrl.envs.osworld.evaluate import evaluate
+
+    result = make_pptx(tmp_path / "result.pptx", [[TITLE]])
+    expected = make_pptx(tmp_path / "expected.pptx", [[{**TITLE, "box": (1, 3, 4, 1)}]])
+    wrong = make_pptx(tmp_path / "wrong.pptx", [[{**TITLE, "text": "Other"}]])
+    task = OSWorldTask.from_dict({"id": "t", "instruction": "x", "evaluator": {
+        "func": "compare_pptx_files",
+        "result": {"type": "vm_file", "path": "/home/user/a.pptx", "dest": "a.pptx"},
+        "expected": {"type": "cloud_file", "path": "https://x/a.pptx", "dest": "e.pptx"},
+        "options": {"examine_shape": False, "examine_aligment": False}}})
+    files = {"vm_file": result, "cloud_file": expected}
+    assert evaluate(task, last_action="DONE", get=lambda spec: files[spec["type"]])[0] == 1.0
+    files["vm_file"] = wrong
+    assert evaluate(task, last_action="DONE", get=lambda spec: files[spec["type"]])[0] == 0.0
