@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.envs.osworld.metrics_docx import DOCX_METRICS
+from agentrl.envs.osworld.metrics_pptx import PPTX_METRICS
 
 __all__ = [
     "METRICS",
@@ -471,3 +473,6 @@ METRICS: dict[str, Callable[..., float]] = {
     "literal_match": literal_match,
 }
 """OSWorld metric name -> function."""
+
+METRICS.update(DOCX_METRICS)  # Writer metrics (python-docx), agentrl.envs.osworld.metrics_docx
+METRICS.update(PPTX_METRICS)  # Impress metrics (python-pptx), agentrl.envs.osworld.metrics_pptx
