@@ -65,7 +65,7 @@ def test_required_apps_follow_steps_and_related_apps() -> None:
     calc = load_task(EXAMPLES / "libreoffice_calc" / f"{CLOUD}.json")
     assert [app for app, _ in required_apps(calc)] == ["localc", "localc"]
     chrome = load_task(EXAMPLES / "chrome" / f"{CHROME_TABS}.json")
-    assert [app for app, _ in required_apps(chrome)] == ["chromium", "socat", "chromium"]
+    assert [app for app, _ in required_apps(chrome)] == ["chromium", "chromium"]  # no socat: Chromium is on 9222
     thunderbird = load_task(EXAMPLES / "thunderbird" / f"{CHROME_TABS}.json")
     assert ("thunderbird", "config[0] launch") in required_apps(thunderbird)  # /usr/bin/thunderbird
 
@@ -94,7 +94,7 @@ def test_folder_keeps_good_files_and_reports_bad_ones() -> None:
     assert why[f"thunderbird/{CHROME_TABS}"] == ["metric 'check_thunderbird_prefs'", "app 'thunderbird' not installed"]
     code = next(s for s in selected.skipped if s.id == LIST_SOURCE).reasons[0].message
     assert "not packaged in Debian" in code  # VS Code: say so
-    assert "config[2]: unsupported setup step type 'chrome_open_tabs'" in " ".join(
+    assert "config[2]: unsupported setup step type 'chrome_close_tabs'" in " ".join(
         r.message for s in selected.skipped if s.id == CHROME_TABS for r in s.reasons)
 
 
@@ -149,7 +149,7 @@ def test_empty_pool_names_the_reasons_and_the_command(tmp_path: Path) -> None:
         pool.require_tasks()
     message = str(caught.value)
     assert "none of its 3 OSWorld tasks can run on this desktop" in message
-    for part in ("evaluator: func is empty (1)", "setup step 'chrome_open_tabs' (1)",
+    for part in ("evaluator: func is empty (1)", "setup step 'chrome_close_tabs' (1)",
                  "format: field 'evaluator' must be an object (1)", f"agentrl osworld coverage {tmp_path}"):
         assert part in message
     (tmp_path / "empty").mkdir()
@@ -162,7 +162,7 @@ def test_env_refuses_an_empty_pool_before_starting_a_desktop(tmp_path: Path) -> 
 
     shutil.copy(EXAMPLES / "chrome" / f"{CHROME_TABS}.json", tmp_path / "task.json")
     # provider="remote" without a URL would fail at connect: the pool is refused first
-    with pytest.raises(EmptyTaskPool, match=r"setup step 'chrome_open_tabs' \(1\).*agentrl osworld coverage"):
+    with pytest.raises(EmptyTaskPool, match=r"setup step 'chrome_close_tabs' \(1\).*agentrl osworld coverage"):
         OSWorldEnv(tasks=str(tmp_path), provider="remote")
     task = OSWorldTask.from_dict(json.loads((EXAMPLES / "os" / f"{NO_EVAL}.json").read_text()))
     with pytest.raises(EmptyTaskPool, match="evaluator: func is empty"):

@@ -19,6 +19,8 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import PurePath
 
+from agentrl.envs.osworld.cdp import PORT as CDP_PORT
+
 __all__ = [
     "APP_PACKAGES",
     "CHROMIUM_FLAGS",
@@ -111,14 +113,17 @@ _BY_SUFFIX: dict[str, str] = {
 def resolve_command(argv: Sequence[str]) -> list[str]:
     """``argv`` with an OSWorld/Ubuntu app name mapped to the installed app and its flags.
 
-    Chromium's ``--remote-debugging-port`` (OSWorld starts Chrome with it) is kept.
+    Chromium always gets ``--remote-debugging-port=9222`` in place of the port asked for (OSWorld starts
+    Chrome on 1337 and forwards 9222 to it with ``socat``): the getters of
+    :mod:`~agentrl.envs.osworld.chrome` reach it there, from inside the desktop's sandbox.
     """
     if not argv:
         return []
     head, rest = PurePath(argv[0]).name, list(argv[1:])
     head = _ALIASES.get(head, head)
-    if head == "chromium":
-        return ["chromium", *CHROMIUM_FLAGS, *rest]
+    if head == "chromium":  # DevTools always on CDP_PORT, inside the sandbox's own network namespace
+        rest = [arg for arg in rest if not arg.startswith("--remote-debugging-port")]
+        return ["chromium", *CHROMIUM_FLAGS, f"--remote-debugging-port={CDP_PORT}", *rest]
     if head == "libreoffice":
         return ["libreoffice", "--norestore", "--nologo", *rest]
     return [head, *rest] if head != PurePath(argv[0]).name else list(argv)

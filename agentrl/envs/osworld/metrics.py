@@ -476,3 +476,6 @@ METRICS: dict[str, Callable[..., float]] = {
 
 METRICS.update(DOCX_METRICS)  # Writer metrics (python-docx), agentrl.envs.osworld.metrics_docx
 METRICS.update(PPTX_METRICS)  # Impress metrics (python-pptx), agentrl.envs.osworld.metrics_pptx
+from agentrl.envs.osworld.chrome_metrics import CHROME_METRICS  # noqa: E402 - OSWorld's Chrome metrics
+
+METRICS.update(CHROME_METRICS)

@@ -38,6 +38,7 @@ from agentrl.envs.osworld.apps import (
     opener_for,
     resolve_command,
 )
+from agentrl.envs.osworld.chrome import is_cdp_forward
 from agentrl.envs.osworld.tasks import FIXTURE_DIR, OSWorldTask, load_task, unsupported
 
 __all__ = [
@@ -347,6 +348,8 @@ def required_apps(task: OSWorldTask) -> list[tuple[str, str]]:
     for where, step in steps:
         app = None
         if step.type in ("launch", "execute", "command"):
+            if is_cdp_forward(_argv(step.parameters.get("command"))):
+                continue  # socat's DevTools forward: Chromium listens on 9222 itself
             argv = resolve_command(_argv(step.parameters.get("command")))
             app = PurePath(argv[0]).name if argv else None
         elif step.type == "open" and isinstance(step.parameters.get("path"), str):

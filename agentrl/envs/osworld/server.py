@@ -96,6 +96,7 @@ from agentrl.core.serving import (
     start_server_thread,
 )
 from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
+from agentrl.envs.osworld.chrome import CDP_PORT, CHROME_GETTERS, is_cdp_forward
 from agentrl.envs.osworld.recording import RecordingError, ScreenRecorder
 from agentrl.envs.osworld.wallpaper import get_wallpaper, set_wallpaper
 from agentrl.envs.osworld.windows import (
@@ -371,11 +372,30 @@ class DesktopServer:
         command = body.get("command")
         shell = bool(body.get("shell", False))
         argv = _argv(command, shell, str(self.session.home))
+        if not shell and is_cdp_forward(argv):
+            return self._cdp_forward(command)
         if not shell:
             argv = resolve_command(argv)
         wait = bool(body.get("wait_window", not shell))
         pid, window = self._launch(argv, f"cannot launch {command!r}", wait, body.get("timeout", 10))
         return {"status": "success", "message": f"{command} launched successfully", "pid": pid, "window": window}
+
+    def _cdp_forward(self, command: Any, wait_s: float = 15.0) -> dict[str, Any]:
+        """OSWorld's ``socat tcp-listen:9222,fork tcp:localhost:N``: satisfied once Chromium listens on 9222.
+
+        Chromium here is started with ``--remote-debugging-port=9222`` (:func:`resolve_command`), so the
+        forward OSWorld needs from 9222 to Chrome's port has nothing to do; this waits up to ``wait_s``
+        for the port inside the sandbox and answers 500 when nothing listens there.
+        """
+        probe = (f"import socket, sys, time\nend = time.monotonic() + {wait_s!r}\nwhile True:\n"
+                 f"    try:\n        socket.create_connection(('127.0.0.1', {CDP_PORT}), 1).close(); break\n"
+                 "    except OSError:\n        if time.monotonic() > end: sys.exit(1)\n        time.sleep(0.2)\n")
+        rc, _, _ = self._run(["python3", "-c", probe], wait_s + 10.0)
+        if rc != 0:
+            raise HTTPStatusError(500, f"{command!r}: nothing listens on port {CDP_PORT} in the desktop; launch "
+                                       "google-chrome (Chromium here, which listens on 9222 itself) first")
+        return {"status": "success", "message": f"{command} satisfied: Chromium listens on {CDP_PORT} itself",
+                "pid": None, "window": None}
 
     def _launch(self, argv: list[str], failure: str, wait: bool, timeout: Any) -> tuple[int, str | None]:
         """Start ``argv`` on the desktop; with ``wait``, wait for its window. ``(pid, window title or None)``."""
@@ -1046,7 +1066,8 @@ class DesktopClient:
         ``vm_file`` -> local path (or ``None``; lists of ``path``/``dest`` give a list),
         ``vm_command_line`` -> stdout (``None`` when the command failed to run), ``list_directory`` ->
         the tree, ``vm_terminal_output`` -> the text or ``None``, ``accessibility_tree`` -> the XML (or
-        ``None``). Others raise ``ValueError``.
+        ``None``); the Chrome getters of :data:`~agentrl.envs.osworld.chrome.CHROME_GETTERS`.
+        Others raise ``ValueError``.
         """
         kind = spec.get("type")
         if kind == "vm_file":
@@ -1064,6 +1085,8 @@ class DesktopClient:
             return self.terminal_output()
         if kind == "accessibility_tree":
             return self.accessibility_tree()
+        if kind in CHROME_GETTERS:
+            return CHROME_GETTERS[kind](self, spec)
         raise ValueError(f"getter type {kind!r} is not served by DesktopClient")
 
 

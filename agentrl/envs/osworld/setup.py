@@ -17,6 +17,8 @@ to the VM server; this is the same for the step types of
 ``download``       ``{"files": [{"url": "...", "path": "..."}]}``: each URL's file from the offline
                    asset cache (:mod:`~agentrl.envs.osworld.assets`, filled by ``agentrl osworld
                    fetch-assets``) is uploaded to ``path``, as OSWorld uploads its download
+``chrome_open_tabs`` ``{"urls_to_open": [...]}``: each URL in a new Chromium tab, then the start tab
+                   closes (over DevTools, inside the sandbox: :mod:`~agentrl.envs.osworld.chrome`)
 =================  ==================================================================
 
 A step that fails raises :class:`SetupError` naming the step, so a broken task never starts an
@@ -32,6 +34,7 @@ from typing import Any
 
 from agentrl.core.errors import AgentRLError
 from agentrl.envs.osworld.assets import AssetStore, MissingAsset
+from agentrl.envs.osworld.chrome import open_tabs
 from agentrl.envs.osworld.tasks import SUPPORTED_SETUP_TYPES, SetupStep
 
 __all__ = ["SetupError", "run_setup"]
@@ -91,6 +94,8 @@ def _run_step(client: Any, step: SetupStep, base_dir: Path | None, assets: Asset
             client.upload_file(str(entry["path"]), data)
     elif kind == "download":
         _download(client, params.get("files"), assets if assets is not None else AssetStore())
+    elif kind == "chrome_open_tabs":
+        open_tabs(client, params["urls_to_open"])
     elif kind == "activate_window":
         client.activate_window(
             str(params["window_name"]), strict=bool(params.get("strict")), by_class=bool(params.get("by_class"))

@@ -26,6 +26,7 @@ from typing import Any
 
 from agentrl.core.choices import did_you_mean
 from agentrl.core.errors import TaskFormatError
+from agentrl.envs.osworld.chrome import CHROME_GETTERS
 from agentrl.envs.osworld.metrics import METRICS
 
 __all__ = [
@@ -53,6 +54,7 @@ SUPPORTED_SETUP_TYPES: tuple[str, ...] = (
     "activate_window",
     "close_window",
     "download",
+    "chrome_open_tabs",
 )
 """Setup / postconfig step types the local desktop will run (``download`` from the offline asset cache,
 :mod:`agentrl.envs.osworld.assets`)."""
@@ -65,6 +67,7 @@ SUPPORTED_GETTERS: tuple[str, ...] = (
     "accessibility_tree",
     "cloud_file",
     "rule",
+    *CHROME_GETTERS,
 )
 """Getter types for ``result`` / ``expected``; ``rule`` is resolved by ``evaluate`` itself, ``cloud_file`` from
 the offline asset cache."""
