@@ -66,6 +66,7 @@ from agentrl.envs.osworld.actions import (
 from agentrl.envs.osworld.assets import AssetStore, MissingAsset, cloud_file, missing_assets
 from agentrl.envs.osworld.evaluate import evaluate
 from agentrl.envs.osworld.pool import SkippedTask, TaskPool, pool_of, read_tasks
+from agentrl.envs.osworld.real_oracles import real_oracle
 from agentrl.envs.osworld.setup import run_setup
 from agentrl.envs.osworld.tasks import OSWorldTask, load_task_dir
 
@@ -123,7 +124,8 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         render_mode: ``"rgb_array"`` returns the last screenshot.
 
     The oracle (the contract's convention): ``oracle_action()`` replays the task's ``"oracle"``
-    actions step by step.
+    actions step by step; for OSWorld's own tasks, which carry none, the scripted solutions of
+    :mod:`~agentrl.envs.osworld.real_oracles` (by task id).
 
     Version history: v0, initial release; since issue 19 on the episode contract, with ``turn``,
     ``turns_left``, ``tool_error``, ``void_turn`` and ``reward_components`` added to ``info`` and
@@ -358,10 +360,14 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         return self.max_turns
 
     def oracle_plan(self) -> tuple[str, ...]:
-        """The current task's oracle (our ``"oracle"`` key in the task JSON), as env actions."""
+        """The current task's oracle, as env actions (``()`` when it has none).
+
+        Our ``"oracle"`` key in the task JSON, else the scripted solution of that OSWorld task id
+        (:mod:`~agentrl.envs.osworld.real_oracles`), so OSWorld's own files stay as they are.
+        """
         if self.task is None:
             raise ResetNeeded("no task yet: call env.reset() first")
-        return tuple(self.task.oracle_actions)
+        return tuple(self.task.oracle_actions) or (real_oracle(self.task.id) or ())
 
     @property
     def oracle_actions(self) -> tuple[str, ...]:

@@ -10,7 +10,8 @@ Isolation (``sandbox=True``, the default where ``bwrap`` is installed): the supe
 bubblewrap with every namespace unshared (its own PID namespace and no network), every capability
 dropped, and a root built from the host's system folders read-only (``/usr``, ``/etc`` with its
 password hashes and host keys masked, ``/sys``), the Python it needs read-only, a private ``/tmp``,
-and only the desktop's HOME and its runtime folder writable. The host's own files (``/root``,
+and only the desktop's HOME and its runtime folder writable; the HOME is also seen at ``/home/user``
+(OSWorld's VM HOME, which the commands in its task files name). The host's own files (``/root``,
 ``/home``, checkouts, ``/var``) are not there at all. When the jail's supervisor dies, the kernel
 kills every process of its PID namespace: a daemon that double-forked or called ``setsid`` cannot
 outlive :meth:`Jail.close`.
@@ -62,6 +63,8 @@ FILE_SIZE_BYTES = 1024**3
 TMP_SIZE_BYTES = 1024**3
 """The size of the jail's private ``/tmp`` (a tmpfs, so it counts against memory)."""
 OUTPUT_CAP = 1_000_000
+OSWORLD_HOME = "/home/user"
+"""OSWorld's VM HOME, which its task files name in commands; inside the jail it is the desktop's HOME too."""
 # Host files a root-run jail could read by owner permission, masked with an empty file.
 _MASKED = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers")
 _SYSTEM_DIRS = ("/usr", "/etc", "/sys", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -744,6 +747,8 @@ class Jail:
                 argv += ["--ro-bind", str(readable), str(readable)]
         for writable in [self.home, *self.writable]:
             argv += ["--bind", str(writable), str(writable)]
+        if str(self.home) != OSWORLD_HOME:  # OSWorld's commands name its VM's HOME: the same folder there
+            argv += ["--bind", str(self.home), OSWORLD_HOME]
         argv += ["--ro-bind", str(self._shim), SHIM_DIR, "--remount-ro", "/", "--chdir", str(self.home), "--"]
         return argv + py
 
