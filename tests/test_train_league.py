@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -140,10 +141,11 @@ def _train(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_self_play_against_a_league_of_snapshots_records_an_elo_series(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = _train(
-        out, "--max-steps", "3", "--seats", "learner,league", "--league-players", "random",
-        "--snapshot-every", "1", "--league-size", "2", "--pfsp", "hard",
+    options = (
+        "--max-steps", "3", "--seats", "learner,league", "--league-players", "random",
+        "--snapshot-every", "1", "--league-size", "2", "--pfsp", "hard", "--save-every", "1",
     )  # fmt: skip
+    done = _train(out, *options)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "learner Elo by step: 1:" in done.stdout
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -163,6 +165,13 @@ def test_cli_self_play_against_a_league_of_snapshots_records_an_elo_series(tmp_p
     assert (out / "curves.png").stat().st_size > 1000
     # Tiny Nim has no draws, so every game moves the learner's rating.
     assert len({row["elo/learner"] for row in rows}) == 3
+    # A resumed run restores the league (snapshots, ratings, results) and replays step 3 exactly.
+    shutil.rmtree(out / "checkpoints" / "step-00000003")
+    done = _train(out, *options, "--resume", "true")
+    assert done.returncode == 0, done.stderr[-3000:]
+    again = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    keys = ("elo/learner", "league/opponent", "league/size")
+    assert [[row[k] for k in keys] for row in again] == [[row[k] for k in keys] for row in rows]
 
 
 def test_league_options_that_cannot_work_are_refused_with_the_fix(tmp_path: Path) -> None:
