@@ -83,8 +83,13 @@ def test_the_league_draws_the_opponents_the_learner_loses_to_most() -> None:
     draws = [league.sample(rng) for _ in range(400)]
     assert draws.count("minimax") > 0.9 * len(draws)
     uniform = TrainingLeague(["random", "minimax"], pfsp="uniform")
-    uniform.tally = dict(league.tally)
+    uniform.recent = dict(league.recent)
     assert 150 < [uniform.sample(rng) for _ in range(400)].count("minimax") < 250
+    # PFSP reads recent games: once the learner beats minimax for a window of games, it is rarely drawn.
+    short = TrainingLeague(["random", "minimax"], pfsp="hard", window=10)
+    short.record({"minimax": ["loss"] * 50 + ["win"] * 10, "random": ["loss"] * 2})
+    assert short.tally["minimax"] == [10, 0, 50] and short.win_rate("minimax") > 0.9
+    assert short.weights()["minimax"] < 0.05
 
 
 def test_league_elo_is_anchored_and_snapshots_enter_at_the_learners_rating() -> None:

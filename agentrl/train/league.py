@@ -50,9 +50,19 @@ class TrainingLeague:
         size: the most snapshots kept (the oldest leaves first; an anchor snapshot stays on top); 0 keeps none.
         pfsp: how opponents are weighted: ``hard``, ``even`` (``variance``) or ``uniform``.
         k: the Elo K factor.
+        window: PFSP reads the learner's win rate over its last ``window`` games against each
+            opponent (old losses to a player it now beats should not keep drawing that player).
     """
 
-    def __init__(self, players: Sequence[str] = ("random",), *, size: int = 8, pfsp: str = "hard", k: float = 16.0):
+    def __init__(
+        self,
+        players: Sequence[str] = ("random",),
+        *,
+        size: int = 8,
+        pfsp: str = "hard",
+        k: float = 16.0,
+        window: int = 64,
+    ) -> None:
         if pfsp not in PFSP_WEIGHTINGS:
             raise ValueError(f"--pfsp must be one of {', '.join(PFSP_WEIGHTINGS)}, got {pfsp!r}")
         if size < 0:
@@ -70,6 +80,9 @@ class TrainingLeague:
         self.snapshots: dict[str, Any] = {}
         #: opponent -> [wins, draws, losses] of the learner against it, over the whole run.
         self.tally: dict[str, list[int]] = {}
+        #: opponent -> the learner's latest ``window`` results against it (what PFSP reads).
+        self.recent: dict[str, list[str]] = {}
+        self.window = max(1, int(window))
 
     # ------------------------------------------------------------------ membership
 
@@ -94,6 +107,7 @@ class TrainingLeague:
             old = movable.pop(0)
             del self.snapshots[old]
             self.tally.pop(old, None)
+            self.recent.pop(old, None)
             self.elo.remove(old)
             dropped.append(old)
         return dropped
@@ -101,9 +115,9 @@ class TrainingLeague:
     # ------------------------------------------------------------------ results
 
     def win_rate(self, opponent: str) -> float:
-        """The learner's win rate (draws count half) against ``opponent``, shrunk toward 0.5 by one game."""
-        wins, draws, losses = self.tally.get(opponent, [0, 0, 0])
-        return (wins + 0.5 * draws + 0.5) / (wins + draws + losses + 1)
+        """The learner's recent win rate (draws count half) against ``opponent``, shrunk toward 0.5 by one game."""
+        recent = self.recent.get(opponent, [])
+        return (recent.count("win") + 0.5 * recent.count("draw") + 0.5) / (len(recent) + 1)
 
     def weights(self) -> dict[str, float]:
         """PFSP sampling probabilities of the league's opponents."""
@@ -129,9 +143,12 @@ class TrainingLeague:
         games = 0
         for opponent, outcomes in results.items():
             tally = self.tally.setdefault(opponent, [0, 0, 0])
+            recent = self.recent.setdefault(opponent, [])
             for result in outcomes:
                 self.elo.update(LEARNER_NAME, opponent, result)
                 tally[("win", "draw", "loss").index(result)] += 1
+                recent.append(result)
+            del recent[: -self.window]
             if outcomes:
                 games += len(outcomes)
                 metrics[f"league/win_rate/{opponent}"] = list(outcomes).count("win") / len(outcomes)
@@ -151,6 +168,7 @@ class TrainingLeague:
             "elo": self.elo.state_dict(),
             "snapshots": dict(self.snapshots),
             "tally": {n: list(t) for n, t in self.tally.items()},
+            "recent": {n: list(r) for n, r in self.recent.items()},
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -158,6 +176,7 @@ class TrainingLeague:
         self.elo.load_state_dict(state["elo"])
         self.snapshots = dict(state["snapshots"])
         self.tally = {str(n): [int(x) for x in t] for n, t in state["tally"].items()}
+        self.recent = {str(n): [str(x) for x in r] for n, r in state.get("recent", {}).items()}
 
 
 def game_results(trajectories: Sequence[Any], labels: Mapping[str, str] | None = None) -> dict[str, list[str]]:
