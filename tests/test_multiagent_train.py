@@ -180,5 +180,9 @@ def test_cli_trains_on_multiagent_envs_with_every_rollout_collected(tmp_path: Pa
     for row in rows:
         assert row["rollout/failed"] == 0 and row["rollout/trajectories"] == 4 * learners
         assert any(key.startswith("seat/") for key in row)
+        if "random" in extra[1]:  # the learner's Elo against the random player, anchored at 1000
+            assert row["elo/random"] == 1000.0 and row["league/games"] == 4
+        assert ("elo/learner" in row) == ("learner,learner" not in extra)  # learner against learner: no Elo
     if "snapshot" in extra:
         assert [row.get("multiagent/snapshot_step") for row in rows] == [1.0, 2.0]
+        assert [row["league/games"] for row in rows] == [4.0, 4.0]  # rated against "snapshot"

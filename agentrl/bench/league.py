@@ -8,7 +8,8 @@
   scripted players read (``unwrapped.game``). A player that raises or returns something other than
   text makes an invalid move (the env's rule: a second invalid move in the same turn loses); the
   error is logged in the record and never crashes the game.
-* :class:`Elo` keeps ratings and updates them from game scores.
+* :class:`Elo` keeps ratings and updates them from game scores (the arithmetic, and PFSP's
+  :func:`pfsp_weights`, live in :mod:`agentrl.core.elo` and :mod:`agentrl.core.pfsp`).
 * :class:`League` is a pool of named players (factories, or frozen snapshots of a learner taken
   during training), with round-robin play, a results table with confidence intervals and opponent
   sampling, uniform or prioritized fictitious self-play (PFSP, as in AlphaStar: Vinyals et al.,
@@ -31,7 +32,7 @@ import copy
 import math
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,6 +40,8 @@ import numpy as np
 
 from agentrl.bench.stats import Interval, wilson_interval
 from agentrl.core.agent import Agent
+from agentrl.core.elo import EloTable
+from agentrl.core.pfsp import pfsp_weights
 from agentrl.envs.multiagent.opponents import (
     BEST_OPPONENTS,
     PLAYERS,
@@ -208,8 +211,11 @@ def play_game(
 
 
 # -- ratings -----------------------------------------------------------------------------------
-class Elo:
+class Elo(EloTable):
     """Elo ratings: ``expected(a, b)`` and ``update(a, b, score_a)`` (1 win, 0.5 draw, 0 loss).
+
+    The arithmetic is :class:`agentrl.core.elo.EloTable`'s (shared with the trainer's league);
+    this is its benchmark face, with no fixed players.
 
     Args:
         k: the K factor (the most a rating moves per game).
@@ -223,52 +229,7 @@ class Elo:
     """
 
     def __init__(self, k: float = 16.0, initial: float = 1000.0) -> None:
-        self.k = float(k)
-        self.initial = float(initial)
-        self.ratings: dict[str, float] = {}
-
-    def rating(self, name: str) -> float:
-        """The rating of ``name`` (``initial`` for a new player)."""
-        return self.ratings.setdefault(name, self.initial)
-
-    def expected(self, a: str, b: str) -> float:
-        """The expected score of ``a`` against ``b``: ``1 / (1 + 10 ** ((R_b - R_a) / 400))``."""
-        return 1.0 / (1.0 + 10.0 ** ((self.rating(b) - self.rating(a)) / 400.0))
-
-    def update(self, a: str, b: str, score_a: float) -> tuple[float, float]:
-        """Update both ratings after a game in which ``a`` scored ``score_a``; returns the new ratings.
-
-        The update is zero-sum: ``a`` gains exactly what ``b`` loses.
-        """
-        if not 0.0 <= score_a <= 1.0:
-            raise ValueError(f"score_a must be in [0, 1] (1 win, 0.5 draw, 0 loss), got {score_a}")
-        delta = self.k * (score_a - self.expected(a, b))
-        self.ratings[a] = self.rating(a) + delta
-        self.ratings[b] = self.rating(b) - delta
-        return self.ratings[a], self.ratings[b]
-
-
-# -- opponent sampling ---------------------------------------------------------------------------
-def pfsp_weights(win_rates: Sequence[float], *, weighting: str = "hard", power: float = 2.0) -> list[float]:
-    """Prioritized fictitious self-play weights from the learner's win rate against each opponent.
-
-    AlphaStar's ``f_hard(x) = (1 - x) ** p`` puts the most weight on opponents the learner loses to;
-    ``f_var(x) = x (1 - x)`` on opponents of about its level. Weights are normalised to sum to 1
-    (uniform when they are all zero).
-
-    >>> [round(w, 3) for w in pfsp_weights([0.0, 0.5, 1.0])]
-    [0.8, 0.2, 0.0]
-    """
-    if weighting == "hard":
-        raw = [(1.0 - x) ** power for x in win_rates]
-    elif weighting == "variance":
-        raw = [x * (1.0 - x) for x in win_rates]
-    else:
-        raise ValueError(f"weighting must be 'hard' or 'variance', got {weighting!r}")
-    total = math.fsum(raw)
-    if total <= 0.0:
-        return [1.0 / len(raw)] * len(raw) if raw else []
-    return [w / total for w in raw]
+        super().__init__(k=k, initial=initial)
 
 
 # -- the league ----------------------------------------------------------------------------------

@@ -282,6 +282,25 @@ class MultiAgentRollout:
         kept = [t for game in games for t in game if t.ok or self.config.keep_failed]
         return kept
 
+    def set_players(self, players: Mapping[str, str]) -> None:
+        """Give non-learner seats new players for the next collections (a league's opponent of the step).
+
+        ``players`` maps seats to ``"snapshot"`` or a fixed player's name; learner seats stay the
+        learner's (the number of trajectories per request does not change between collections).
+        """
+        if self._collecting:
+            raise RolloutMisuse("set_players while collecting; change the players between runs")
+        for seat, who in players.items():
+            if seat not in self.seats:
+                raise RolloutConfigError(f"unknown seat {seat!r}; the env's seats are {list(self.seats)}")
+            if LEARNER in (who, self.seats[seat]):
+                raise RolloutConfigError(f"seat {seat!r}: learner seats are fixed when the rollout is built")
+            if who == SNAPSHOT and self.snapshot_policy is None:
+                raise RolloutConfigError("a seat is played by 'snapshot' but no snapshot_policy was given")
+            if who != SNAPSHOT:
+                self._make_player(who, 0)  # an unknown name fails here
+        self.seats.update({seat: str(who) for seat, who in players.items()})
+
     def close(self) -> None:
         """Close the idle envs; idempotent (the policies belong to the caller)."""
         if self._closed:

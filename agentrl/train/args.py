@@ -64,13 +64,22 @@ class TrainArgs:
         tensorboard: also log to TensorBoard.
         seats: multi-agent envs: who plays each seat, comma-separated in seat order: learner (the
             policy being trained; several learner seats share it), snapshot (a frozen copy of it),
+            league (each step an opponent drawn by PFSP from league_players and learner snapshots),
             random, scripted, minimax, best or module:Class (empty: learner in the first seat,
             opponent in the others).
         opponent: multi-agent envs: the player of the seats that seats leaves unnamed.
-        snapshot_every: multi-agent envs: copy the policy into the snapshot opponent every N steps
-            (0: the snapshot stays the initial policy).
+        snapshot_every: multi-agent envs: copy the policy into the snapshot opponent (with league
+            seats: add a snapshot to the league) every N steps (0: only the initial policy).
         team_reward: multi-agent envs: every learner seat gets the mean return of all seats
             (MAGRPO's joint reward) instead of its own.
+        league_players: multi-agent envs: the built-in players in the league that seats named
+            league draw from each step, comma-separated; the first is the Elo anchor, fixed at 1000
+            (empty: snapshots only, anchored at the initial policy).
+        league_size: multi-agent envs: the most learner snapshots the league keeps (the initial
+            policy joins at step 0, a new snapshot every snapshot_every steps; the oldest leaves first).
+        pfsp: multi-agent envs: how the league picks each step's opponent from the learner's win
+            rate p against each: hard ((1-p)^2, AlphaStar's), even (p(1-p)) or uniform.
+        elo_k: multi-agent envs: the K factor of the learner's Elo (logged as elo/learner).
         max_failure_rate: the share of failed rollouts over the run above which its summary warns,
             with the first failure's error (a step in which every rollout fails stops the run).
     """
@@ -118,6 +127,10 @@ class TrainArgs:
     opponent: str = "random"
     snapshot_every: int = 0
     team_reward: bool = False
+    league_players: str = "random"
+    league_size: int = 8
+    pfsp: str = "hard"
+    elo_k: float = 16.0
 
     def __post_init__(self) -> None:
         for name in ("max_new_tokens", "grad_accum_steps", "updates_per_step", "num_envs"):
@@ -131,5 +144,11 @@ class TrainArgs:
             raise ValueError(f"max_failure_rate must be between 0 and 1, got {self.max_failure_rate}")
         if self.snapshot_every < 0:
             raise ValueError(f"snapshot_every must be >= 0, got {self.snapshot_every}")
+        if self.league_size < 0:
+            raise ValueError(f"league_size must be >= 0, got {self.league_size}")
+        if self.pfsp not in ("hard", "even", "variance", "uniform"):
+            raise ValueError(f"pfsp must be hard, even or uniform, got {self.pfsp!r}")
+        if self.elo_k <= 0:
+            raise ValueError(f"elo_k must be > 0, got {self.elo_k}")
         if self.recompute_old_logprobs is None:
             self.recompute_old_logprobs = not self.overlap_rollouts

@@ -164,12 +164,16 @@ def run_train(namespace: argparse.Namespace) -> int:
     else:
         print(f"{namespace.algorithm}: nothing to do (the run in {out} is already at max_steps={args.max_steps})")
     print(reward_curve(Path(out) / "metrics.jsonl"))
+    if history and "elo/learner" in history[-1]:
+        print(reward_curve(Path(out) / "metrics.jsonl", key="elo/learner", label="learner Elo", digits=0))
     print(f"metrics: {out}/metrics.jsonl   plot: {out}/curves.png   checkpoints: {out}/checkpoints/")
     return 0
 
 
-def reward_curve(metrics_path: Path, points: int = 10) -> str:
-    r"""A one-line text view of ``reward/mean`` over the run (about ``points`` steps, evenly spaced).
+def reward_curve(
+    metrics_path: Path, points: int = 10, *, key: str = "reward/mean", label: str = "reward", digits: int = 2
+) -> str:
+    r"""A one-line text view of ``key`` (``reward/mean``) over the run (about ``points`` steps, evenly spaced).
 
     Example:
         >>> import json, tempfile
@@ -179,13 +183,13 @@ def reward_curve(metrics_path: Path, points: int = 10) -> str:
         'reward by step: 1:0.10  2:0.20  3:0.30'
     """
     if not metrics_path.is_file():
-        return "reward by step: (no metrics yet)"
+        return f"{label} by step: (no metrics yet)"
     rows = [json.loads(line) for line in metrics_path.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if isinstance(r.get("reward/mean"), (int, float))]
+    rows = [r for r in rows if isinstance(r.get(key), (int, float))]
     if not rows:
-        return "reward by step: (no rewards logged)"
+        return f"{label} by step: (no {key} logged)"
     stride = max(1, len(rows) // points)
     chosen = rows[::stride]
     if chosen[-1] is not rows[-1]:
         chosen.append(rows[-1])
-    return "reward by step: " + "  ".join(f"{r['step']}:{r['reward/mean']:.2f}" for r in chosen)
+    return f"{label} by step: " + "  ".join(f"{r['step']}:{r[key]:.{digits}f}" for r in chosen)

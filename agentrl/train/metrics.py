@@ -26,6 +26,10 @@ __all__ = [
     "rollout_metrics",
 ]
 
+#: The curves every run's plot shows, and those a multi-agent run's adds when it logged them.
+PLOT_KEYS = ("reward/mean", "success/rate", "entropy/mean")
+MULTIAGENT_PLOT_KEYS = ("elo/learner", "multiagent/win_rate")
+
 #: Per-rank counts among the metrics: summed over ranks, not averaged.
 COUNT_METRICS = ("rollout/trajectories", "rollout/failed")
 
@@ -201,8 +205,12 @@ class MetricsLogger:
             return []
         return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
 
-    def plot(self, keys: Sequence[str] = ("reward/mean", "success/rate", "entropy/mean")) -> Path | None:
-        """Draw ``keys`` against the step into ``run_dir/curves.png``; ``None`` without matplotlib."""
+    def plot(self, keys: Sequence[str] | None = None) -> Path | None:
+        """Draw ``keys`` against the step into ``run_dir/curves.png``; ``None`` without matplotlib.
+
+        The default keys are ``reward/mean``, ``success/rate`` and ``entropy/mean``, then, when the
+        run logged them (multi-agent runs), ``elo/learner`` and ``multiagent/win_rate``.
+        """
         try:
             import matplotlib
 
@@ -211,6 +219,9 @@ class MetricsLogger:
         except ImportError:
             return None
         rows = self.history()
+        if keys is None:
+            logged = {key for row in rows for key in row}
+            keys = list(PLOT_KEYS) + [key for key in MULTIAGENT_PLOT_KEYS if key in logged]
         figure, axes = plt.subplots(len(keys), 1, figsize=(7, 2.6 * len(keys)), squeeze=False)
         for axis, key in zip(axes[:, 0], keys, strict=True):
             points = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))]

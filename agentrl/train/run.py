@@ -23,6 +23,7 @@ from agentrl.train.checkpoints import (
     seed_everything,
     set_rng_state,
 )
+from agentrl.train.league import LEAGUE, LEARNER_NAME, TrainingLeague, game_results
 from agentrl.train.metrics import COUNT_METRICS, MetricsLogger, args_dict
 from agentrl.train.models import (
     build_rollout,
@@ -105,12 +106,28 @@ class PolicyRun:
             rollout_config=self.rollout_config,
             max_batch_size=args.max_batch_size,
             generation=args.generation,
-            seats=args.seats,
-            opponent=args.opponent,
+            seats=_league_as_snapshot(args.seats),
+            opponent=_league_as_snapshot(args.opponent),
             team_reward=args.team_reward,
         )
         #: The frozen opponent of ``snapshot`` seats (multi-agent envs), refreshed every ``snapshot_every`` steps.
         self.snapshot = getattr(self.engine, "snapshot_policy", None)
+        #: Elo of the learner against its opponents (multi-agent envs with a non-learner seat), and
+        #: the league that seats named ``league`` draw each step's opponent from.
+        self.league: TrainingLeague | None = None
+        self.league_seats: list[str] = []
+        self.opponent: str | None = None  # the league opponent of the latest collection
+        self._labels: dict[str, str] = {}  # seat player -> rated name (this step's snapshot's league name)
+        self._weights: dict[str, float] = {}
+        self._loaded_snapshot: str | None = None
+        try:
+            self._setup_league(args)
+        except BaseException:
+            self.engine.close()
+            self.backend.close()
+            if self.snapshot is not None:
+                self.snapshot.close()
+            raise
         #: Trajectories per request: one per learner seat in multi-agent envs, else one.
         self.per_request = int(getattr(self.engine, "trajectories_per_request", 1))
         self.pad_id = self.backend.tokenizer.pad_token_id or 0
@@ -121,6 +138,32 @@ class PolicyRun:
         self.policy: Any = self.model
         self._collector: Any = None  # a one-thread pool for overlapped collection
         self._pending: tuple[int, Any] | None = None
+
+    def _setup_league(self, args: TrainArgs) -> None:
+        from agentrl.rollout.multiagent import LEARNER, SNAPSHOT
+
+        seats = getattr(self.engine, "seats", None)
+        if not isinstance(seats, dict) or all(who == LEARNER for who in seats.values()):
+            return  # single-agent envs and pure self-play (learner against learner): nothing to rate
+        if not _names_league(args.seats, args.opponent):
+            fixed = [who for who in seats.values() if who not in (LEARNER, SNAPSHOT)]
+            anchor = "random" if "random" in fixed else (fixed[0] if fixed else "")
+            self.league = TrainingLeague([anchor] if anchor else [], size=0, k=args.elo_k)  # Elo only
+            return
+        if SNAPSHOT in _seat_names(args.seats) or args.opponent == SNAPSHOT:
+            raise ValueError(
+                "seats are played by the league or by the snapshot, not both: use league for every opponent"
+            )
+        if self.dist.enabled:
+            raise ValueError("league training runs in one process for now; drop torchrun or use a fixed opponent")
+        if args.overlap_rollouts:
+            raise ValueError("league opponents change between steps; turn --overlap-rollouts off to use league seats")
+        self.league_seats = [seat for seat, who in seats.items() if who == SNAPSHOT]
+        players = [p.strip() for p in args.league_players.split(",") if p.strip()]
+        for name in players:  # an unknown player fails here, with the names it could be
+            self.engine.set_players(dict.fromkeys(self.league_seats, name))
+        self.engine.set_players(dict.fromkeys(self.league_seats, SNAPSHOT))
+        self.league = TrainingLeague(players, size=args.league_size, pfsp=args.pfsp, k=args.elo_k)
 
     def start(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Resume from the newest checkpoint when asked, sync the generation copy, open the logger.
@@ -145,8 +188,12 @@ class PolicyRun:
         self.engine.policy_version = self.step_index
         self.policy = distributed.wrap_model(self.model, self.dist)  # DDP broadcasts rank 0's weights
         self.backend.load_weights(policy_state_dict(self.model))
-        if self.snapshot is not None and self.args.resume and self.step_index:
+        if self.snapshot is not None and self.args.resume and self.step_index and not self.league_seats:
             self.snapshot.load_weights(policy_state_dict(self.model))  # a resumed run's snapshot: its newest policy
+        if self.league is not None and "league" in state:
+            self.league.load_state_dict(state["league"])
+        elif self.league_seats and self.league is not None:  # the initial policy joins the league
+            self.league.add_snapshot(f"snapshot@{self.step_index}", _cpu_copy(policy_state_dict(self.model)))
         if self.dist.is_main:
             self.logger = MetricsLogger(
                 self.run_dir,
@@ -211,9 +258,50 @@ class PolicyRun:
 
     def collect(self, requests: Sequence[Any], step: int | None = None) -> list[Any]:
         """Run the requests through the engine, sampling seeded by :meth:`step_seed` (and the rank)."""
+        if self.league_seats:
+            self.choose_opponent(self.step_index if step is None else step)
         seed = (self.step_seed(step) + 104_729 * self.dist.rank) % 2**31
         self.engine.config = dataclasses.replace(self.rollout_config, sampling_seed=seed)
         return self.engine.run(list(requests))
+
+    # ------------------------------------------------------------------ the league
+
+    def choose_opponent(self, step: int) -> str:
+        """Draw the league opponent of ``step`` by PFSP (seeded by the run's seed and the step) and seat it."""
+        import numpy as np
+
+        from agentrl.rollout.multiagent import SNAPSHOT
+
+        assert self.league is not None and self.snapshot is not None  # league seats imply both
+        self._weights = self.league.weights()
+        name = self.league.sample(np.random.default_rng([self.args.seed, step, 0x1EA6]))
+        if name in self.league.snapshots:
+            if self._loaded_snapshot != name:
+                self.snapshot.load_weights(self.league.snapshots[name])
+                self._loaded_snapshot = name
+            self.engine.set_players(dict.fromkeys(self.league_seats, SNAPSHOT))
+            self._labels = {SNAPSHOT: name}
+        else:
+            self.engine.set_players(dict.fromkeys(self.league_seats, name))
+            self._labels = {}
+        self.opponent = name
+        return name
+
+    def rate_games(self, trajectories: Sequence[Any]) -> dict[str, Any]:
+        """Count the learner's games in the league, update its Elo; the metrics (empty without opponents).
+
+        Keys: ``elo/learner``, ``elo/<opponent>``, ``league/win_rate/<opponent>``, ``league/games``;
+        with league seats also ``league/opponent`` (the step's opponent), ``league/size`` and
+        ``league/pfsp/<opponent>`` (the probabilities it was drawn with).
+        """
+        if self.league is None:
+            return {}
+        metrics: dict[str, Any] = dict(self.league.record(game_results(trajectories, self._labels)))
+        if self.league_seats:
+            metrics["league/opponent"] = self.opponent
+            metrics["league/size"] = float(len(self._weights))
+            metrics.update({f"league/pfsp/{name}": w for name, w in self._weights.items()})
+        return metrics
 
     # ------------------------------------------------------------------ overlapped collection
 
@@ -280,7 +368,16 @@ class PolicyRun:
         self.engine.policy_version = self.step_index
         every = self.args.snapshot_every
         if self.snapshot is not None and every and self.step_index % every == 0:
-            self.snapshot.load_weights(weights)
+            if self.league_seats and self.league is not None:  # a new member of the league
+                dropped = self.league.add_snapshot(f"snapshot@{self.step_index}", _cpu_copy(weights))
+                if self._loaded_snapshot in dropped:
+                    self._loaded_snapshot = None
+            else:  # the one snapshot opponent: the newest policy, rated as the learner is now
+                self.snapshot.load_weights(weights)
+                if self.league is not None:
+                    from agentrl.rollout.multiagent import SNAPSHOT
+
+                    self.league.elo.set(SNAPSHOT, self.league.elo.rating(LEARNER_NAME))
             metrics["multiagent/snapshot_step"] = float(self.step_index)
         merged = distributed.all_reduce_mean_dict(
             {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}, self.dist
@@ -309,6 +406,8 @@ class PolicyRun:
             "extra": {key: value.state_dict() for key, value in (extra or {}).items()},
             "rng": rng_state(),
         }
+        if self.league is not None:
+            state["league"] = self.league.state_dict()
         path = save_checkpoint(self.run_dir, self.step_index, state)
         distributed.barrier(self.dist)
         return path
@@ -335,3 +434,24 @@ class PolicyRun:
         if self.logger is not None:
             self.logger.close()
         distributed.destroy(self.dist)
+
+
+def _seat_names(spec: str) -> list[str]:
+    return [name.strip() for name in spec.split(",") if name.strip()]
+
+
+def _names_league(seats: str, opponent: str) -> bool:
+    """Whether a seat is played by the league (``--seats learner,league`` or ``--opponent league``)."""
+    return opponent == LEAGUE or LEAGUE in _seat_names(seats)
+
+
+def _league_as_snapshot(spec: str) -> str:
+    """League seats are built as snapshot seats: each step the league seats a snapshot or a built-in player."""
+    from agentrl.rollout.multiagent import SNAPSHOT
+
+    return ",".join(SNAPSHOT if name.strip() == LEAGUE else name for name in spec.split(",")) if spec else spec
+
+
+def _cpu_copy(weights: dict[str, Any]) -> dict[str, Any]:
+    """A frozen copy of a policy's weights in CPU memory (a league snapshot)."""
+    return {key: value.detach().to("cpu", copy=True) for key, value in weights.items()}

@@ -75,6 +75,7 @@ class Trainer:
         expected = len(requests) * run.per_request  # multi-agent games: one trajectory per learner seat
         metrics: dict[str, Any] = dict(rollout_metrics(trajectories, expected, policy_version=step))
         metrics.update(multiagent_metrics(trajectories))
+        metrics.update(run.rate_games(trajectories))  # the learner's Elo and results per opponent
         if failures:
             metrics["rollout/first_failure"] = failures[0][:500]  # text: in metrics.jsonl, not in the plots
         trajectories, stale = run.drop_stale(trajectories)  # too-stale trajectories leave first
