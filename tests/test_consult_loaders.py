@@ -281,6 +281,17 @@ def test_results_fidelity_on_the_fixtures():
     assert main([str(MEDQA), str(NEJM)]) == 0
 
 
+def test_results_fidelity_names_a_file_of_another_format_and_reports_the_rest(capsys, tmp_path):
+    from agentrl.envs.consult.results_fidelity import main
+
+    other = tmp_path / "healthbench.jsonl"
+    other.write_text('{"prompt": [], "rubrics": []}\n')
+    assert main([str(MEDQA), str(other), str(tmp_path / "missing.jsonl")]) == 2
+    out, err = capsys.readouterr()
+    assert "agentclinic" in out.lower() or MEDQA.name in out
+    assert f"{other}: not read:" in err and "OSCE_Examination" in err and "missing.jsonl: not read:" in err
+
+
 def test_env_runs_a_nejm_case():
     env = gym.make("AgentRL/PatientConsult-v0", cases=str(NEJM))
     env.reset(seed=0, options={"task_index": 0})

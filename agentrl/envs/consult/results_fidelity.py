@@ -114,12 +114,24 @@ def file_fidelity(path: str | os.PathLike[str]) -> FileFidelity:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print one line (or JSON) per file; exit 1 when a file has a contradiction or an unreachable result."""
+    """Print one line (or JSON) per file; exit 1 when a file has a contradiction or an unreachable result.
+
+    A file that cannot be read as AgentClinic's (missing, another format) is named on stderr with the
+    reason, the others are still reported, and the exit status is 2.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="AgentClinic JSONL files (MedQA or NEJM layout)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    reports = [file_fidelity(f) for f in args.files]
+    reports, unreadable = [], []
+    for name in args.files:
+        try:
+            reports.append(file_fidelity(name))
+        except (OSError, ValueError) as exc:  # TaskFormatError is a ValueError: not an AgentClinic file
+            unreadable.append(name)
+            print(f"{name}: not read: {exc}", file=sys.stderr)
+    if unreadable and not reports:
+        return 2
     if args.json:
         print(json.dumps([asdict(r) for r in reports], indent=2))
     else:
@@ -130,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{r.contradictions:14d}")
             for example in r.examples[:5]:
                 print(f"    {example}")
+    if unreadable:
+        return 2
     return int(any(r.contradictions or r.reachable < r.results for r in reports))
 
 
