@@ -369,12 +369,7 @@ class PooledSandbox(FinalizedSandbox):
             msg = {"nonce": nonce, "code": str(code), "cpu_s": min(self.cpu_s, timeout),
                    "max_output_chars": self.max_output_chars}
             try:
-                if worker.pending():
-                    raise ChannelCorrupt("unsolicited data on the control channel")
-                send_frame(worker, msg, deadline)
-                resp = recv_frame(worker, deadline)
-                if resp.get("nonce") != nonce:
-                    raise ChannelCorrupt("reply does not match the request")
+                resp = _round_trip(worker, msg, deadline)
             except TimeoutError:
                 self._pool.replace(worker)
                 return ExecutionResult(ok=False, output="", timed_out=True, latency_s=time.monotonic() - start,
@@ -427,12 +422,7 @@ class PooledSandbox(FinalizedSandbox):
                              for path, data in program.files.items()},
                    "fetch": list(program.fetch_files), "max_fetch_bytes": _MAX_FETCH_BYTES}
             try:
-                if worker.pending():
-                    raise ChannelCorrupt("unsolicited data on the control channel")
-                send_frame(worker, msg, deadline)
-                resp = recv_frame(worker, deadline)
-                if resp.get("nonce") != nonce:
-                    raise ChannelCorrupt("reply does not match the request")
+                resp = _round_trip(worker, msg, deadline)
             except TimeoutError:
                 self._pool.replace(worker)
                 return ProgramResult(return_code=None, timed_out=True, execution_time_s=time.monotonic() - start,
@@ -462,3 +452,19 @@ class PooledSandbox(FinalizedSandbox):
             error=None if error is None else str(error),
             truncated=bool(resp.get("truncated")),
         )
+
+
+def _round_trip(worker: WorkerTransport, msg: dict, deadline: float) -> dict:
+    """Send one request frame and read its reply, checking the channel before and the nonce after.
+
+    Raises:
+        ChannelCorrupt: data arrived unasked, or the reply is not this request's.
+        TimeoutError, OSError, EOFError, ValueError: from the framing.
+    """
+    if worker.pending():
+        raise ChannelCorrupt("unsolicited data on the control channel")
+    send_frame(worker, msg, deadline)
+    resp = recv_frame(worker, deadline)
+    if resp.get("nonce") != msg["nonce"]:
+        raise ChannelCorrupt("reply does not match the request")
+    return resp

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from xml.etree import ElementTree
 
@@ -243,6 +243,18 @@ def compare_line_spacing(result: Any, expected: Any, **options: Any) -> float:
                      for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs, strict=True)))
 
 
+def _run_pairs(result: Any, expected: Any) -> Iterator[tuple[Any, Any]] | None:
+    """The two documents' runs side by side, paragraph by paragraph (OSWorld's pairing); ``None`` if one is missing."""
+    doc1, doc2 = open_docx(result), open_docx(expected)
+    if doc1 is None or doc2 is None:
+        return None
+    return (
+        (run1, run2)
+        for para1, para2 in zip(doc1.paragraphs, doc2.paragraphs, strict=False)
+        for run1, run2 in zip(para1.runs, para2.runs, strict=False)
+    )
+
+
 def compare_insert_equation(result: Any, expected: Any, **options: Any) -> float:
     """Same text, and some run pair (paragraph by paragraph) where both runs hold an embedded object (``w:object``).
 
@@ -253,14 +265,9 @@ def compare_insert_equation(result: Any, expected: Any, **options: Any) -> float
     """
     if not compare_docx_files(result, expected):
         return 0.0
-    doc1, doc2 = open_docx(result), open_docx(expected)
-    if doc1 is None or doc2 is None:
-        return 0.0
-    for para1, para2 in zip(doc1.paragraphs, doc2.paragraphs, strict=False):
-        for run1, run2 in zip(para1.runs, para2.runs, strict=False):
-            if run1.element.xpath(".//w:object") and run2.element.xpath(".//w:object"):
-                return 1.0
-    return 0.0
+    pairs = _run_pairs(result, expected)
+    return float(pairs is not None and any(r1.element.xpath(".//w:object") and r2.element.xpath(".//w:object")
+                                           for r1, r2 in pairs))
 
 
 def compare_subscript_contains(result: Any, expected: Any, **options: Any) -> float:
@@ -271,14 +278,8 @@ def compare_subscript_contains(result: Any, expected: Any, **options: Any) -> fl
     >>> compare_subscript_contains("missing.docx", "expected.docx")
     0.0
     """
-    doc1, doc2 = open_docx(result), open_docx(expected)
-    if doc1 is None or doc2 is None:
-        return 0.0
-    for para1, para2 in zip(doc1.paragraphs, doc2.paragraphs, strict=False):
-        for run1, run2 in zip(para1.runs, para2.runs, strict=False):
-            if run1.font.subscript and run2.font.subscript:
-                return 1.0
-    return 0.0
+    pairs = _run_pairs(result, expected)
+    return float(pairs is not None and any(r1.font.subscript and r2.font.subscript for r1, r2 in pairs))
 
 
 def compare_contains_image(result: Any, expected: Any, **options: Any) -> float:
@@ -289,14 +290,9 @@ def compare_contains_image(result: Any, expected: Any, **options: Any) -> float:
     >>> compare_contains_image("missing.docx", "expected.docx")
     0.0
     """
-    doc1, doc2 = open_docx(result), open_docx(expected)
-    if doc1 is None or doc2 is None:
-        return 0.0
-    for para1, para2 in zip(doc1.paragraphs, doc2.paragraphs, strict=False):
-        for run1, run2 in zip(para1.runs, para2.runs, strict=False):
-            if ("graphicData" in run1.element.xml) != ("graphicData" in run2.element.xml):
-                return 0.0
-    return 1.0
+    pairs = _run_pairs(result, expected)
+    return float(pairs is not None and all(("graphicData" in r1.element.xml) == ("graphicData" in r2.element.xml)
+                                           for r1, r2 in pairs))
 
 
 def compare_font_names(result: Any, rules: Mapping[str, Any], **options: Any) -> float:
