@@ -400,3 +400,11 @@ def test_sandboxfusion_run_code_on_the_docker_tier(daemon):
         assert r["status"] == "Success" and r["run_result"]["stdout"] == "abab\n"
         assert run_code("while True: pass", run_timeout=0.5)["run_result"]["status"] == "TimeLimitExceeded"
         assert run_code("print(1)", files={"../x": "eA=="})["status"] == "SandboxError"
+        # the scratch /tmp is the sandbox uid's own (0700): a run that locks it and its folders does not
+        # break the next one, which the worker can only undo on a folder it owns
+        lock = "import os\nos.makedirs('d/e')\nos.chmod('d', 0)\nos.chmod('..', 0)\nos.chmod('.', 0)"
+        assert run_code(lock)["status"] == "Success"
+        look = "import os; s = os.stat('..'); here = os.path.basename(os.getcwd())\n"
+        look += "print(os.listdir('.'), os.listdir('..') == [here], os.getuid(), s.st_uid, oct(s.st_mode & 0o7777))"
+        r = run_code(look)
+        assert r["status"] == "Success" and r["run_result"]["stdout"] == "[] True 1000 1000 0o700\n", r

@@ -389,7 +389,7 @@ class Worker:
         run_dir = os.path.join(self.home, "run-" + str(nonce)[:16])
         fds: list = []
         try:
-            os.chmod(self.home, 0o700)  # ours: a previous run may have locked it
+            _unlock_scratch(self.home, self.uid)  # a previous run may have locked it
             os.mkdir(run_dir, 0o700)
         except OSError as exc:
             return {"nonce": nonce, "error": f"could not make the run's working directory: {exc}"}
@@ -613,12 +613,25 @@ def _fetch_files(run_dir: str, paths: list, budget: int) -> tuple[dict, str | No
     return found, None
 
 
+def _unlock_scratch(home: str, uid: int) -> None:
+    """Give the scratch folder back its ``0700`` if the code (our uid) locked it; ``OSError`` if it cannot.
+
+    A scratch folder another uid owns (say root's sticky ``/tmp``) is left as it is: the code, which
+    runs as ``uid``, cannot have changed its mode, and we may not (``EPERM``).
+    """
+    if os.stat(home).st_uid == uid:
+        os.chmod(home, 0o700)
+
+
 def _remove_tree(path: str) -> None:
     """Remove a run's folder, even one whose subfolders the code made unreadable (they are our uid's)."""
     import shutil
 
     try:
-        os.chmod(os.path.dirname(path), 0o700)  # the scratch folder (ours): the code may have locked it
+        _unlock_scratch(os.path.dirname(path), os.getuid())  # the code may have locked it
+    except OSError:
+        pass
+    try:
         os.chmod(path, 0o700)
         for root, dirs, _ in os.walk(path):  # top-down: each subfolder is opened up before it is entered
             for d in dirs:

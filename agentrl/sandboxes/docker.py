@@ -6,10 +6,11 @@ container's attached stdin/stdout: one hijacked connection to the engine per con
 with Docker's 8-byte stream headers. So a call is one round trip through the engine (about a
 millisecond), not a ``docker exec`` or a container start.
 
-Containers: no network (``network_mode="none"``), read-only root, a size-capped ``/tmp`` tmpfs as the
-only writable place (and the cwd), memory/CPU/pids limits in the cgroup, uid 1000, every capability
-dropped, ``no-new-privileges``, and the worker's rlimits (address space, CPU seconds, file size)
-inside. A call past its deadline, or a container that dies, is killed and replaced by a warm spare.
+Containers: no network (``network_mode="none"``), read-only root, a size-capped ``/tmp`` tmpfs (mode
+0700, owned by uid 1000) as the only writable place (and the cwd), memory/CPU/pids limits in the
+cgroup, uid 1000, every capability dropped, ``no-new-privileges``, and the worker's rlimits (address
+space, CPU seconds, file size) inside. A call past its deadline, or a container that dies, is killed
+and replaced by a warm spare.
 
 The pool and the request protocol are :mod:`agentrl.sandboxes.pool`, shared with the process tier;
 this module starts the containers and is their transport (the attached stream).
@@ -44,6 +45,7 @@ __all__ = ["DockerSandbox"]
 
 _LABEL = "agentrl.sandbox"
 _OWNER_LABEL = "agentrl.sandbox.owner"
+_UID = 1000  # the image's ``sandbox`` user: the worker and the code run as it, and it owns /tmp
 _NPROC = 4096  # per-uid and shared by every container on the host: the pids cgroup is the real cap
 _DIED = "the container died and was replaced"
 
@@ -324,7 +326,9 @@ class DockerSandbox(PooledSandbox):
         host_config = api.create_host_config(
             network_mode="none",
             read_only=True,
-            tmpfs={"/tmp": f"size={self.tmpfs_mb}m,mode=1777"},
+            # owned by the sandbox uid and private to it, like the other tiers' scratch: the worker must
+            # be able to give it back its mode after code locked it (root's 1777 /tmp: EPERM)
+            tmpfs={"/tmp": f"size={self.tmpfs_mb}m,mode=0700,uid={_UID},gid={_UID}"},
             mem_limit=f"{mem}m",
             memswap_limit=f"{mem}m",
             nano_cpus=int(self.cpus * 1e9),
@@ -341,7 +345,7 @@ class DockerSandbox(PooledSandbox):
             command=[json.dumps(cfg)],
             stdin_open=True,
             tty=False,
-            user="1000:1000",
+            user=f"{_UID}:{_UID}",
             working_dir="/tmp",
             environment=env,
             network_disabled=True,
