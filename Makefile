@@ -55,10 +55,13 @@ demo: setup
 # AGENTRL_REQUIRE_SYSTEM=1: as root with apt-get, a test that skips because a system part is missing fails
 # instead (system-deps was to install it); see tests/conftest.py. `make test AGENTRL_REQUIRE_SYSTEM=0` lets it skip.
 AGENTRL_REQUIRE_SYSTEM ?= 1
+# Two pytest-xdist workers: much of the suite waits (desktops, browsers, servers, subprocesses), so two overlap on
+# 2 cores; a module stays on one worker and every Docker test on one (tests/conftest.py). PYTEST_WORKERS=0: serial.
+PYTEST_WORKERS ?= 2
 test: setup
 	$(VENV)/bin/ruff check agentrl tests examples
 	$(VENV)/bin/mypy
-	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q
+	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 lint: setup
 	$(VENV)/bin/ruff check agentrl tests examples

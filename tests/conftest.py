@@ -111,6 +111,18 @@ def pytest_report_header() -> list[str]:
     return [f"system parts missing: {' '.join(data['missing'])}; tiers disabled: {data['disabled_tiers']}{strict}"]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Groups for ``pytest -n N --dist loadgroup`` (``make test``): a module's tests stay on one worker, so its
+    module fixtures (a desktop, a server) start once; every test that uses the private Docker engine goes to
+    one worker, so one engine starts and builds its images once. Without xdist the marks do nothing.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        group = "docker" if "docker_engine" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 # The labels our containers carry: the sandbox tier's and the desktop provider's.
 CONTAINER_LABELS = ("agentrl.sandbox", "agentrl.desktop")
 
