@@ -101,6 +101,34 @@ def test_xterm_pyautogui_mouse_typing_and_timeout(session: DesktopSession) -> No
     assert not bad["ok"] and not bad["timed_out"] and "ValueError: boom" in bad["error"]
 
 
+def _terminals(s: DesktopSession) -> list[object]:
+    from agentrl.envs.osworld.windows import find_windows
+
+    return list(find_windows(s.env(), "Terminal"))
+
+
+def test_ctrl_alt_t_opens_a_terminal_that_dies_at_reset(session: DesktopSession) -> None:
+    """As on OSWorld's Ubuntu: ctrl+alt+t opens a window titled 'Terminal'; reset closes it, the key still works."""
+    if session.hotkeys_note:
+        pytest.skip(session.hotkeys_note)
+    session.reset()
+    assert _terminals(session) == []
+    pressed = session.run_pyautogui("pyautogui.hotkey('ctrl', 'alt', 't')")
+    assert pressed["ok"], pressed
+    assert _wait(lambda: len(_terminals(session)) == 1), "ctrl+alt+t opened no window titled 'Terminal'"
+    session.reset()  # the terminal is an episode process: it dies; the key's daemon does not
+    assert _wait(lambda: _terminals(session) == []), "the terminal survived the reset"
+    assert [p for p in session.processes() if p.argv[:1] == ("xterm",)] == []
+    daemon = session._state.hotkeys
+    assert daemon is not None and daemon.poll() is None
+    session.jail.kill(daemon.pid)  # the agent killed the daemon: the next reset starts it again
+    assert _wait(lambda: daemon.poll() is not None)
+    session.reset()
+    session.run_pyautogui("pyautogui.hotkey('ctrl', 'alt', 't')")
+    assert _wait(lambda: len(_terminals(session)) == 1), "ctrl+alt+t no longer works after the daemon was killed"
+    session.reset()
+
+
 def test_reset_kills_apps_and_restores_home(tmp_path: Path) -> None:
     template = tmp_path / "template"
     (template / "Documents").mkdir(parents=True)

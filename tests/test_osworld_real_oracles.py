@@ -38,16 +38,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.desktop, pytest.mark.timeout(300)]
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("noop", "a4d98375-215b-4a4d-aee9-3d4370fccc41"): (
         "GNOME's schema default is lock-enabled=true, so doing nothing already passes; OSWorld's VM image has it off"),
-    ("noop", "a462a795-fdc7-4b23-b689-e8b6df786b78"): (
-        "setup runs `su - charles`, which fails (no such user); OSWorld ignores a failing execute step, we raise"),
-    ("oracle", "a462a795-fdc7-4b23-b689-e8b6df786b78"): (
-        "setup runs `su - charles`, which fails (no such user); OSWorld ignores a failing execute step, we raise"),
-    ("noop", "4783cc41-c03c-4e1b-89b4-50658f642bd5"): (
-        "setup presses ctrl+alt+t, which opens no terminal here (OSWorld's GNOME binds it), so activating the "
-        "'Terminal' window fails; OSWorld ignores that, we raise"),
-    ("oracle", "4783cc41-c03c-4e1b-89b4-50658f642bd5"): (
-        "setup presses ctrl+alt+t, which opens no terminal here (OSWorld's GNOME binds it), so activating the "
-        "'Terminal' window fails; OSWorld ignores that, we raise"),
 }
 
 

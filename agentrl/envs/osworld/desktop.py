@@ -170,6 +170,7 @@ class _State:
     wm: subprocess.Popen[bytes] | None = None
     bus: JailProcess | None = None
     a11y: JailProcess | None = None
+    hotkeys: JailProcess | None = None  # the ctrl+alt+t daemon (agentrl.envs.osworld.hotkeys)
     bus_address: str | None = None
     jail: Jail | None = None
     apps: list[JailProcess] = field(default_factory=list)
@@ -269,6 +270,8 @@ class DesktopSession:
         self.window_manager_name: str | None = None
         self.window_manager_note = ""
         self.accessibility_note = ""
+        self.hotkeys_note = ""
+        """Why ``ctrl+alt+t`` opens no terminal here (empty when it does)."""
         self.pids: list[int] = []
         self._state = _State()
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
@@ -543,6 +546,38 @@ class DesktopSession:
             self._start_accessibility(self._startup_timeout_s)
         else:
             self.accessibility_note = "accessibility=False"
+        self._start_hotkeys()
+
+    def _start_hotkeys(self, timeout_s: float = 5.0) -> None:
+        """Start the ``ctrl+alt+t`` daemon in the sandbox and wait until it holds the key; a note when it cannot."""
+        import sys
+
+        from agentrl.core.deadlines import scaled_timeout
+        from agentrl.envs.osworld.hotkeys import TERMINAL_ARGV, grabber_argv
+        from agentrl.envs.osworld.jail import _interpreter
+
+        assert self._state.tmpdir is not None
+        self._state.hotkeys = None
+        if shutil.which(TERMINAL_ARGV[0]) is None:
+            self.hotkeys_note = f"{TERMINAL_ARGV[0]} is not installed; ctrl+alt+t opens nothing (apt-get install xterm)"
+            return
+        log = self._state.tmpdir / "hotkeys.log"
+        try:
+            proc = self._spawn_infra(grabber_argv(_interpreter(), [p for p in sys.path if p]), log, self.env())
+        except (OSError, SandboxUnavailable) as exc:
+            self.hotkeys_note = f"the ctrl+alt+t daemon did not start: {exc}"
+            return
+        deadline = time.monotonic() + scaled_timeout(timeout_s)
+        while proc.poll() is None and time.monotonic() < deadline:
+            if b"ready" in log.read_bytes()[:4096]:
+                self._state.hotkeys = proc
+                self.hotkeys_note = ""
+                return
+            time.sleep(0.02)
+        if proc.poll() is None:  # slow, not failed: keep it (it grabs the key as soon as it connects)
+            self._state.hotkeys = proc
+            return
+        self.hotkeys_note = "the ctrl+alt+t daemon exited: " + _read_capped(log, 2000).strip()[-300:]
 
     def _jail(self) -> Jail:
         self._check_open()
@@ -838,6 +873,8 @@ class DesktopSession:
         if healthy and not left:
             assert jail is not None
             jail.clean_scratch()  # the sandbox's own /tmp: nothing carries over to the next episode
+            if self._state.hotkeys is not None and self._state.hotkeys.poll() is not None:
+                self._start_hotkeys()  # the agent killed it: ctrl+alt+t works again in the next episode
         else:
             if jail is not None:
                 jail.close()

@@ -391,11 +391,13 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self._revive()
         self.client.reset()
         base_dir = Path(task.file).parent if task.file else None
-        self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir, assets=self.assets)
+        setup_warnings: list[str] = []  # OSWorld's files: steps that failed and were stepped over, as OSWorld does
+        self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir, assets=self.assets,
+                                      lenient=task.from_osworld, warnings=setup_warnings)
         self.task = task
         time.sleep(self.pause_s)
         obs = self._observe()
-        return obs, self._desktop_info(None)
+        return obs, {**self._desktop_info(None), "setup_warnings": setup_warnings}
 
     def act(self, turn: Turn[dict[str, Any]]) -> None:
         """Run one action; ``DONE``/``FAIL`` end the episode; a dead display or a crash is an ``env_error``."""
@@ -503,7 +505,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         if postconfig:
             try:
                 run_setup(self.client, postconfig, base_dir=Path(self.task.file).parent if self.task.file else None,
-                          assets=self.assets)
+                          assets=self.assets, lenient=self.task.from_osworld)
             except Exception as exc:  # a postconfig that fails scores 0, as a missing file does
                 return 0.0, [{"func": "postconfig", "score": 0.0, "error": str(exc)}]
         score, details = evaluate(self.task, last_action=last, get=self._get)

@@ -6,9 +6,10 @@ byte-identical; the solutions live here, keyed by task id. :meth:`OSWorldEnv.ora
 no ``"oracle"`` of its own, so ``env.oracle_action()`` replays them step by step.
 
 A solution drives the desktop as an agent would: pyautogui code that types into a terminal, then
-``DONE``; an infeasible task is answered with ``FAIL``. This desktop has no launcher and no
-``ctrl+alt+t`` binding (OSWorld's GNOME has both), so the first step starts ``xterm`` from the
-action's own code, the one thing a keyboard cannot do here; every change after that is typed.
+``DONE``; an infeasible task is answered with ``FAIL``. The first step starts an ``xterm`` at a
+known place from the action's own code (``ctrl+alt+t`` opens one too, see
+:mod:`~agentrl.envs.osworld.hotkeys`, but where its window lands is the window manager's choice);
+every change after that is typed.
 
 Each entry was run end to end against OSWorld's real files and scored 1.0
 (``tests/test_osworld_real_oracles.py``, with ``AGENTRL_OSWORLD_EXAMPLES`` set).

@@ -22,11 +22,15 @@ to the VM server; this is the same for the step types of
 =================  ==================================================================
 
 A step that fails raises :class:`SetupError` naming the step, so a broken task never starts an
-episode on a half-prepared desktop.
+episode on a half-prepared desktop. With ``lenient=True`` (OSWorld's own task files: see
+:attr:`~agentrl.envs.osworld.tasks.OSWorldTask.from_osworld`) the steps that OSWorld's
+``SetupController`` only logs when they fail (:data:`LENIENT_TYPES`: a command that exits non-zero,
+a window that is not there) are logged the same way, as a warning, and setup goes on.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,9 +41,13 @@ from agentrl.envs.osworld.assets import AssetStore, MissingAsset
 from agentrl.envs.osworld.chrome import open_tabs
 from agentrl.envs.osworld.tasks import SUPPORTED_SETUP_TYPES, SetupStep
 
-__all__ = ["SetupError", "run_setup"]
+__all__ = ["LENIENT_TYPES", "SetupError", "run_setup"]
 
 MAX_SLEEP_S = 30.0
+LENIENT_TYPES = frozenset({"execute", "command", "activate_window", "close_window"})
+"""The step types whose failure OSWorld's ``SetupController`` logs and steps over."""
+
+_log = logging.getLogger(__name__)
 
 
 class SetupError(AgentRLError, RuntimeError):
@@ -111,25 +119,45 @@ def _run_step(client: Any, step: SetupStep, base_dir: Path | None, assets: Asset
 
 
 def run_setup(
-    client: Any, steps: Sequence[SetupStep], *, base_dir: str | Path | None = None, assets: AssetStore | None = None
+    client: Any,
+    steps: Sequence[SetupStep],
+    *,
+    base_dir: str | Path | None = None,
+    assets: AssetStore | None = None,
+    lenient: bool = False,
+    warnings: list[str] | None = None,
 ) -> float:
     """Run ``steps`` in order on ``client``'s desktop; returns the seconds taken.
 
     ``assets``: where ``download`` steps read their files (default: :class:`~agentrl.envs.osworld.assets.AssetStore`
     at its default place); a file missing there fails the step, naming the URL and ``agentrl osworld fetch-assets``.
+    ``lenient``: a failed step of :data:`LENIENT_TYPES` is logged (and appended to ``warnings``) and setup goes on,
+    as OSWorld's ``SetupController`` does; a missing parameter or an unsupported step still raises.
 
     Raises:
-        SetupError: a step failed, is unsupported, or lacks a parameter.
+        SetupError: a step failed (and is not stepped over), is unsupported, or lacks a parameter.
     """
     start = time.perf_counter()
     base = Path(base_dir) if base_dir is not None else None
     for index, step in enumerate(steps):
         try:
             _run_step(client, step, base, assets)
-        except SetupError as exc:
-            raise SetupError(f"setup step {index} ({step.type}): {exc}") from None
         except KeyError as exc:
             raise SetupError(f"setup step {index} ({step.type}) lacks the parameter {exc}") from None
-        except Exception as exc:  # the server said no (HTTP 4xx/5xx) or is gone
-            raise SetupError(f"setup step {index} ({step.type}) failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # SetupError, or the server said no (HTTP 4xx/5xx) or is gone
+            detail = str(exc) if isinstance(exc, SetupError) else f"failed: {type(exc).__name__}: {exc}"
+            message = f"setup step {index} ({step.type}): {detail}"
+            if lenient and step.type in LENIENT_TYPES and _server_answered(exc):
+                _log.warning("%s (stepped over, as OSWorld does)", message)
+                if warnings is not None:
+                    warnings.append(message)
+                continue
+            raise SetupError(message) from (None if isinstance(exc, SetupError) else exc)
     return time.perf_counter() - start
+
+
+def _server_answered(exc: BaseException) -> bool:
+    """Whether ``exc`` is the step's own failure, not a desktop that is gone (which always raises)."""
+    import urllib.error
+
+    return isinstance(exc, (SetupError, urllib.error.HTTPError)) or not isinstance(exc, OSError)

@@ -227,6 +227,20 @@ class OSWorldTask:
     """The JSON file the task was read from (``upload_file`` paths are relative to its folder)."""
 
     @property
+    def from_osworld(self) -> bool:
+        """Whether this is one of OSWorld's own task files: its ``snapshot`` names an OSWorld VM image.
+
+        Their setup follows OSWorld's ``SetupController``: a failing command or a missing window is
+        logged and setup goes on (:func:`~agentrl.envs.osworld.setup.run_setup` ``lenient``). Our own
+        tasks (``snapshot`` empty or ``agentrl-*``) stay strict: a failing setup step raises.
+
+        >>> task = {"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"}}
+        >>> OSWorldTask.from_dict({**task, "snapshot": "os"}).from_osworld, OSWorldTask.from_dict(task).from_osworld
+        (True, False)
+        """
+        return bool(self.snapshot) and not self.snapshot.startswith("agentrl")
+
+    @property
     def oracle_actions(self) -> tuple[str, ...]:
         """Our extension: ``"oracle"``, the actions (pyautogui code, ``DONE``, ``FAIL``) that solve the task."""
         return tuple(str(a) for a in self.raw.get("oracle") or ())
