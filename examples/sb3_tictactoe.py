@@ -29,12 +29,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="train less (CI)")
     # --quick is a smoke run of this script; tests/test_sb3.py asserts that PPO beats random.
-    parser.add_argument("--steps", type=int, default=None, help="training steps (default 6144, 1024 with --quick)")
-    parser.add_argument("--episodes", type=int, default=None, help="evaluation games (default 200, 40 with --quick)")
+    parser.add_argument("--steps", type=int, default=None, help="training steps (default 6144, 256 with --quick)")
+    parser.add_argument("--episodes", type=int, default=None, help="evaluation games (default 200, 20 with --quick)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    steps = args.steps or (1024 if args.quick else 6144)
-    episodes = args.episodes or (40 if args.quick else 200)
+    steps = args.steps or (256 if args.quick else 6144)
+    episodes = args.episodes or (20 if args.quick else 200)
 
     embedder = TextEmbedder()  # one MiniLM cache shared by the training and evaluation envs
     eval_env = make_sb3_env(ENV_ID, choices=CELLS, model=embedder)
