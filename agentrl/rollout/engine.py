@@ -412,15 +412,9 @@ class RolloutEngine:
                 stop=episode.stop,
                 seed=self._turn_seed(episode),
             )
-            started = time.perf_counter()
-            try:
-                generation = await asyncio.wait_for(
-                    self.policy.agenerate_ids(list(trajectory.token_ids), generation_config), config.generate_timeout_s
-                )
-            except TimeoutError as exc:
-                raise EpisodeFailed(f"generation timed out after {config.generate_timeout_s:g}s") from exc
-            finally:
-                self._add_time(trajectory, "generate", started)
+            generation = await generate_timed(
+                self.policy, trajectory, generation_config, config.generate_timeout_s, self.stats
+            )
             if generation.finish_reason == "error":
                 raise EpisodeFailed("the backend returned an error")
             if not generation.token_ids or len(generation.token_ids) != len(generation.logprobs):
@@ -579,6 +573,25 @@ class RolloutEngine:
         elapsed = time.perf_counter() - started
         trajectory.timings[kind] += elapsed
         self.stats[f"{kind}_s"] += elapsed
+
+
+async def generate_timed(
+    policy: Any, trajectory: Trajectory, generation_config: Any, timeout_s: float, stats: dict[str, Any]
+) -> Any:
+    """One turn's generation from the trajectory's tokens, its seconds added to the trajectory's and ``stats``'s.
+
+    Raises:
+        EpisodeFailed: the policy did not answer within ``timeout_s``.
+    """
+    started = time.perf_counter()
+    try:
+        return await asyncio.wait_for(policy.agenerate_ids(list(trajectory.token_ids), generation_config), timeout_s)
+    except TimeoutError as exc:
+        raise EpisodeFailed(f"generation timed out after {timeout_s:g}s") from exc
+    finally:
+        elapsed = time.perf_counter() - started
+        trajectory.timings["generate"] += elapsed
+        stats["generate_s"] += elapsed
 
 
 def _text(observation: Any) -> str:

@@ -57,7 +57,7 @@ from typing import Any
 from agentrl.agents.backends.base import ChatMessage, GenerationConfig
 from agentrl.core.serialize import json_safe
 from agentrl.rollout.chat import ChatTokenizer
-from agentrl.rollout.engine import EpisodeFailed, RolloutConfig, TokenPolicy
+from agentrl.rollout.engine import EpisodeFailed, RolloutConfig, TokenPolicy, generate_timed
 from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory, TurnRecord
 
@@ -507,17 +507,9 @@ class MultiAgentRollout:
             stop=tuple(config.stop),
             seed=self._turn_seed(seat, position),
         )
-        started = time.perf_counter()
-        try:
-            generation = await asyncio.wait_for(
-                seat.policy.agenerate_ids(list(trajectory.token_ids), generation_config), config.generate_timeout_s
-            )
-        except TimeoutError as exc:
-            raise EpisodeFailed(f"generation timed out after {config.generate_timeout_s:g}s") from exc
-        finally:
-            elapsed = time.perf_counter() - started
-            trajectory.timings["generate"] += elapsed
-            self.stats["generate_s"] += elapsed
+        generation = await generate_timed(
+            seat.policy, trajectory, generation_config, config.generate_timeout_s, self.stats
+        )
         if generation.finish_reason == "error":
             raise EpisodeFailed(f"the backend returned an error for seat {seat.name}")
         if not generation.token_ids or len(generation.token_ids) != len(generation.logprobs):
