@@ -115,8 +115,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for ``pytest -n N --dist loadgroup`` (``make test``): a module's tests stay on one worker, so its
     module fixtures (a desktop, a server) start once; every test that uses the private Docker engine goes to
     one worker, so one engine starts and builds its images once. Without xdist the marks do nothing.
+
+    A test parametrized with a game env id (``AgentRL/FlashGame-*``, a Chromium page each) is a ``browser`` test
+    wherever it lives, so ``make test`` runs it in the browser phase, alone: a Ruffle frame timed against a busy
+    second worker was once not the frame a determinism check expected.
     """
     for item in items:
+        if "AgentRL/FlashGame-" in item.nodeid and not item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.browser)
         if item.get_closest_marker("xdist_group"):
             continue
         group = "docker" if "docker_engine" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]

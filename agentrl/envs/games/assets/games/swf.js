@@ -9,8 +9,8 @@
 //
 // Ruffle runs under the runtime's virtual clock: its frame loop (requestAnimationFrame, timers,
 // performance.now) advances only when the env steps. Loading (fetch, wasm compile, promises) runs in
-// real time: `ready` stays false until the movie is loaded and has drawn a frame, so the env steps
-// frames until ready. Moves dispatch synthetic pointer events on Ruffle's canvas at the named point.
+// real time: `ready` stays false until the movie is loaded and two frames in a row look the same, so
+// the env steps frames until ready. Moves dispatch synthetic pointer events on Ruffle's canvas at the named point.
 (function () {
   "use strict";
   const DEFAULT_SIZE = [240, 180];
@@ -59,6 +59,7 @@
           // the movie is deterministic: rng is not used; a fresh player per start
           this.reached = []; this.score = 0; this.done = false; this.won = false; this.ready = false;
           this.history = []; this.solutionIndex = 0; this.clicks = 0; this.error = null;
+          this.loadedFrames = 0; this.lastSignature = null; this.lastCheckAt = null;
           if (this.player) this.player.remove();
           if (!window.RufflePlayer || !window.RufflePlayer.newest) {
             this.error = "Ruffle is not loaded (the page needs <script src=\"/ruffle/ruffle.js\">)";
@@ -156,9 +157,28 @@
           return [clamp255(r / n), clamp255(g / n), clamp255(b / n)];
         },
 
+        // a small picture of the whole rendered frame, to tell whether two frames are the same
+        signature() {
+          const canvas = this.rufflecanvas();
+          probeCtx.clearRect(0, 0, 24, 18);
+          probeCtx.drawImage(canvas, 0, 0, canvas.width, canvas.height, 0, 0, 24, 18);
+          return Array.from(probeCtx.getImageData(0, 0, 24, 18).data).join(",");
+        },
+
         check() {
           if (!this.ready) {
             if (!this.loaded()) return;
+            // ready once two frames in a row are the same (or after 30 loaded frames, for a movie that moves):
+            // what Ruffle decodes in real time (images, fonts) lands before the first observation, under load too
+            // (frames, not calls: update and draw both check within one frame, so it compares frames by the clock)
+            const now = performance.now();
+            if (now === this.lastCheckAt) return;
+            this.lastCheckAt = now;
+            const sig = this.signature();
+            this.loadedFrames += 1;
+            const settled = sig === this.lastSignature || this.loadedFrames >= 30;
+            this.lastSignature = sig;
+            if (!settled) return;
             this.ready = true;
           }
           for (const m of milestoneSpecs) {
