@@ -48,6 +48,7 @@ demo: setup
 	@echo "SQL 0% [0%, 11%] (the model adds WHERE filters the question never asked for)."
 	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
 	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3 --resume true
+	HF_HUB_OFFLINE=1 $(PY) -m agentrl.bench.learn_smollm2 --quick --out $(DEMO_OUT)/learn_smollm2
 	@$(PY) -c 'import sys; from agentrl.bench.report import directory_notes; print(*directory_notes(sys.argv[1]), sep="\n")' $(DEMO_OUT)
 	@echo "report: $(abspath $(DEMO_OUT))/report.html"
 	@echo "GRPO reward curve: $(abspath $(DEMO_OUT))/grpo/curves.png"

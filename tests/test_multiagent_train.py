@@ -21,6 +21,7 @@ from agentrl.rollout import RolloutConfig, group_requests
 from agentrl.rollout.errors import RolloutConfigError
 from agentrl.rollout.multiagent import MultiAgentRollout, multiagent_env_fn, multiagent_env_name
 from agentrl.train.grpo import GRPOArgs, GRPOTrainer
+from agentrl.train.metrics import multiagent_metrics
 
 pytestmark = pytest.mark.timeout(600)
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,6 +81,12 @@ def test_parallel_debate_collects_every_learner_seat(backend) -> None:
         t.validate()
         assert len(t.turns) == 2 and t.turns[-1].terminated  # rounds + 1 answering rounds
         assert "The responses of the previous round" in t.messages[2]["content"]  # it read the others' answers
+    # the trainer's metrics carry the debate's accuracy per round (answer round, then one discussion round)
+    metrics = multiagent_metrics(trajectories)
+    rows = [t.turns[-1].info["metrics"]["accuracy_per_round"] for t in trajectories]
+    assert all(len(row) == 2 for row in rows)
+    for r in range(2):
+        assert metrics[f"debate/accuracy/round_{r}"] == pytest.approx(sum(row[r] for row in rows) / len(rows))
 
 
 def test_team_reward_gives_every_learner_seat_the_mean_return(backend) -> None:
@@ -89,6 +96,22 @@ def test_team_reward_gives_every_learner_seat_the_mean_return(backend) -> None:
         last = t.turns[-1]
         assert t.total_reward == 0.0  # a zero-sum game's team return
         assert last.info["own_return"] in (1.0, -1.0) and last.info["team_return"] == 0.0
+
+
+def test_alternate_seats_puts_the_learner_first_in_every_other_group(backend) -> None:
+    with _rollout(backend, "tiny_nim_v0", "learner,random", alternate_seats=True) as rollout:
+        trajectories = rollout.run(group_requests([5, 6, 7, 8], group_size=2))
+    # one trajectory per request, the learner's; group k sits shifted k seats along
+    assert [t.reset_info["seat"] for t in trajectories] == ["player_0"] * 2 + ["player_1"] * 2 + ["player_0"] * 2 + [
+        "player_1"
+    ] * 2
+    assert trajectories[2].reset_info["seats"] == {"player_0": "random", "player_1": "learner"}
+    for t in trajectories:
+        assert t.ok, t.failure
+        if t.turns:
+            t.validate()
+    with _rollout(backend, "tiny_nim_v0", "learner,random") as fixed:
+        assert {t.reset_info["seat"] for t in fixed.run(group_requests([5, 6], group_size=1))} == {"player_0"}
 
 
 def test_snapshot_seat_plays_with_its_own_policy_and_yields_nothing(backend) -> None:

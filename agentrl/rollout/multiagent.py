@@ -204,6 +204,9 @@ class MultiAgentRollout:
         opponent: the player of the seats ``seats`` leaves unnamed.
         snapshot_policy: the :class:`TokenPolicy` of ``"snapshot"`` seats (required when there are any).
         team_reward: give every learner seat the mean return of all seats (MAGRPO).
+        alternate_seats: rotate who plays each seat from one group to the next (:meth:`seating`), so a learner
+            named for the first seat plays first in half the games of a two-player game and second in the
+            other half: its Elo is then not the first mover's advantage.
         chat: the policy's :class:`ChatTokenizer` (default: from the policy's tokenizer).
         config: a :class:`RolloutConfig`; ``num_envs`` games run at once.
     """
@@ -217,6 +220,7 @@ class MultiAgentRollout:
         opponent: str = "random",
         snapshot_policy: TokenPolicy | None = None,
         team_reward: bool = False,
+        alternate_seats: bool = False,
         chat: ChatTokenizer | None = None,
         config: RolloutConfig | None = None,
     ) -> None:
@@ -246,6 +250,7 @@ class MultiAgentRollout:
             if who not in (LEARNER, SNAPSHOT):
                 self._make_player(who, 0)  # a typo in a player name fails here, not in every game
         self.team_reward = bool(team_reward)
+        self.alternate_seats = bool(alternate_seats)
         self.learner_seats = [s for s, who in self.seats.items() if who == LEARNER]
         self.trajectories_per_request = len(self.learner_seats)
         self.policy_version = 0
@@ -281,6 +286,19 @@ class MultiAgentRollout:
             self._collecting = False
         kept = [t for game in games for t in game if t.ok or self.config.keep_failed]
         return kept
+
+    def seating(self, request: RolloutRequest) -> dict[str, str]:
+        """Who plays each seat in ``request``'s game: ``seats``, rotated by its group with ``alternate_seats``.
+
+        Every member of a GRPO group sits the same way (one start state per group); group ``k`` shifts the
+        players ``k`` seats along (``seed`` stands in for a request without a group).
+        """
+        if not self.alternate_seats:
+            return dict(self.seats)
+        names, players = list(self.seats), list(self.seats.values())
+        key = request.group_id if request.group_id is not None else request.seed
+        shift = int(key or 0) % len(names)
+        return {names[i]: players[(i - shift) % len(names)] for i in range(len(names))}
 
     def set_players(self, players: Mapping[str, str]) -> None:
         """Give non-learner seats new players for the next collections (a league's opponent of the step).
@@ -337,7 +355,8 @@ class MultiAgentRollout:
     async def _attempt(self, position: int, request: RolloutRequest, attempt: int) -> list[Trajectory]:
         started = time.perf_counter()
         players: dict[str, _Seat] = {}
-        for seat, who in self.seats.items():
+        seating = self.seating(request)
+        for seat, who in seating.items():
             if who in (LEARNER, SNAPSHOT):
                 group = None if request.group_id is None else f"{request.group_id}/{seat}"
                 trajectory = Trajectory(
@@ -345,25 +364,25 @@ class MultiAgentRollout:
                     attempts=attempt,
                     policy_version=self.policy_version,
                     task_id=f"{self.env_name}/{seat}",
-                    reset_info={"seat": seat, "seats": dict(self.seats), "env": self.env_name},
+                    reset_info={"seat": seat, "seats": dict(seating), "env": self.env_name},
                 )
                 policy = self.policy if who == LEARNER else self.snapshot_policy
                 players[seat] = _Seat(seat, policy, trajectory)
-        learners = [players[s] for s in self.learner_seats]
+        learners = [players[s] for s, who in seating.items() if who == LEARNER]
         totals: dict[str, float] = {}  # every seat's return in this game (for the team reward)
         env = None
         try:
             env = self._idle.pop() if self._idle else await self._env_call(learners, self.env_fn)
             fixed = {
                 seat: self._make_player(who, None if request.seed is None else request.seed + index + 1)
-                for index, (seat, who) in enumerate(self.seats.items())
+                for index, (seat, who) in enumerate(seating.items())
                 if who not in (LEARNER, SNAPSHOT)
             }
             if self.parallel:
                 await self._play_parallel(env, request, players, fixed, position, totals)
             else:
                 await self._play_aec(env, request, players, fixed, position, totals)
-            self._settle(players, totals)
+            self._settle(players, totals, [state.name for state in learners])
             self._idle.append(env)
         except Exception as exc:
             reason = str(exc) if isinstance(exc, EpisodeFailed) else f"{type(exc).__name__}: {exc}"
@@ -551,7 +570,7 @@ class MultiAgentRollout:
         seat.pending = 0.0
         self.stats["turns"] += 1
 
-    def _settle(self, players: dict[str, _Seat], totals: Mapping[str, float]) -> None:
+    def _settle(self, players: dict[str, _Seat], totals: Mapping[str, float], learner_seats: Sequence[str]) -> None:
         """Close every seat's last turn at the end of the game; apply the team reward."""
         for seat in players.values():
             end = len(seat.trajectory.token_ids)
@@ -565,7 +584,7 @@ class MultiAgentRollout:
             )
         if self.team_reward and totals:
             team = sum(totals.values()) / len(totals)
-            for name in self.learner_seats:
+            for name in learner_seats:
                 seat = players[name]
                 if seat.trajectory.turns:
                     last = seat.trajectory.turns[-1]

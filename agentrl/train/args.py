@@ -72,6 +72,8 @@ class TrainArgs:
             seats: add a snapshot to the league) every N steps (0: only the initial policy).
         team_reward: multi-agent envs: every learner seat gets the mean return of all seats
             (MAGRPO's joint reward) instead of its own.
+        alternate_seats: multi-agent envs: rotate the players over the seats from one group to the
+            next, so the learner plays first in half the games and second in the other half.
         league_players: multi-agent envs: the built-in players in the league that seats named
             league draw from each step, comma-separated; the first is the Elo anchor, fixed at 1000
             (empty: snapshots only, anchored at the initial policy).
@@ -127,6 +129,7 @@ class TrainArgs:
     opponent: str = "random"
     snapshot_every: int = 0
     team_reward: bool = False
+    alternate_seats: bool = False
     league_players: str = "random"
     league_size: int = 8
     pfsp: str = "hard"

@@ -77,7 +77,8 @@ def multiagent_metrics(trajectories: Sequence[Any]) -> dict[str, float]:
     ``reset_info["seat"]``; the game's result for that seat is read from the last turn's
     ``info["outcome"]["result"]`` (the turn-based games write ``win``, ``loss`` or ``draw``). Keys:
     ``seat/<seat>/return``, ``seat/<seat>/win_rate`` and ``multiagent/win_rate``, ``draw_rate``,
-    ``loss_rate`` over every learner seat (against the opponents the run names in ``--seats``).
+    ``loss_rate`` over every learner seat (against the opponents the run names in ``--seats``); a debate
+    adds ``debate/accuracy/round_<t>``, the agents' mean correctness in round ``t``.
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -103,7 +104,29 @@ def multiagent_metrics(trajectories: Sequence[Any]) -> dict[str, float]:
     if results:
         for name in ("win", "draw", "loss"):
             metrics[f"multiagent/{name}_rate"] = results.count(name) / len(results)
+    metrics.update(_debate_accuracy([t for group in by_seat.values() for t in group]))
     return metrics
+
+
+def _debate_accuracy(trajectories: Sequence[Any]) -> dict[str, float]:
+    """``debate/accuracy/round_<t>``: the agents' mean correctness in round ``t``, over the games.
+
+    It reads a debate env's last ``info["metrics"]["accuracy_per_round"]``; empty for other envs.
+
+    >>> from types import SimpleNamespace as NS
+    >>> t = NS(turns=[NS(info={"metrics": {"accuracy_per_round": [0.5, 1.0]}})])
+    >>> _debate_accuracy([t, t])
+    {'debate/accuracy/round_0': 0.5, 'debate/accuracy/round_1': 1.0}
+    """
+    rows = []
+    for t in trajectories:
+        found = (t.turns[-1].info.get("metrics") or {}).get("accuracy_per_round") if t.turns else None
+        if isinstance(found, list) and found:
+            rows.append([float(x) for x in found])
+    if not rows:
+        return {}
+    rounds = min(len(row) for row in rows)
+    return {f"debate/accuracy/round_{r}": statistics.fmean(row[r] for row in rows) for r in range(rounds)}
 
 
 def _result(trajectory: Any, seat: str) -> str | None:

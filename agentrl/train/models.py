@@ -130,6 +130,7 @@ def build_rollout(
     seats: str = "",
     opponent: str = "random",
     team_reward: bool = False,
+    alternate_seats: bool = False,
 ) -> tuple[Any, Any]:
     """The generation backend and the :class:`~agentrl.rollout.RolloutEngine` of a run.
 
@@ -137,7 +138,7 @@ def build_rollout(
     ``"vllm"`` with :class:`~agentrl.train.vllm_policy.VLLMPolicy` (a CUDA GPU and ``pip install vllm``).
     A multi-agent ``env`` (``agentrl.envs.multiagent.<name>``) gets a
     :class:`~agentrl.rollout.multiagent.MultiAgentRollout` instead, with ``seats``, ``opponent``
-    and ``team_reward``; a ``snapshot`` seat gets a second, frozen :class:`TransformersBackend`
+    ``team_reward`` and ``alternate_seats``; a ``snapshot`` seat gets a second, frozen :class:`TransformersBackend`
     (the engine's ``snapshot_policy``; the caller refreshes and closes it).
     """
     import functools
@@ -197,6 +198,7 @@ def build_rollout(
                 opponent=opponent,
                 snapshot_policy=snapshot,
                 team_reward=team_reward,
+                alternate_seats=alternate_seats,
                 config=rollout_config,
             )
         except BaseException:

@@ -109,6 +109,7 @@ class PolicyRun:
             seats=_league_as_snapshot(args.seats),
             opponent=_league_as_snapshot(args.opponent),
             team_reward=args.team_reward,
+            alternate_seats=args.alternate_seats,
         )
         #: The frozen opponent of ``snapshot`` seats (multi-agent envs), refreshed every ``snapshot_every`` steps.
         self.snapshot = getattr(self.engine, "snapshot_policy", None)

@@ -38,6 +38,10 @@ from agentrl.core.task import Task
 
 __all__ = [
     "DIFFICULTIES",
+    "SPLITS",
+    "TEST_PERCENT",
+    "problem_split",
+    "split_tasks",
     "EASY",
     "EASY_FORMAT",
     "FAMILIES",
@@ -845,12 +849,49 @@ def parse_task_id(task_id: str) -> tuple[str, int, int]:
     return family, difficulty, seed
 
 
+#: The splits of the procedural problems: ``"test"`` holds ``TEST_PERCENT`` percent of the distinct problems.
+SPLITS = ("train", "test")
+TEST_PERCENT = 30
+
+
+def problem_split(task: Task) -> str:
+    """``"test"`` or ``"train"``: a fixed partition by the problem's text (crc32), not by its seed.
+
+    Two seeds that draw the same problem (the easy tier has 413 distinct ones) fall in the same split, so
+    a model trained on ``split="train"`` never saw a ``"test"`` problem.
+
+    >>> problem_split(generate_problem("arithmetic", 0, seed=3)) in SPLITS
+    True
+    """
+    return "test" if zlib.crc32(task.prompt.encode()) % 100 < TEST_PERCENT else "train"
+
+
+def split_tasks(split: str, difficulty: int, families: Sequence[str] | None = None, seeds: int = 20_000) -> list[Task]:
+    """The distinct problems of a split, each once (its lowest seed), drawn from seeds ``0..seeds-1``.
+
+    For the easy tier that is every problem there is (a held-out set to evaluate on):
+
+    >>> tasks = split_tasks("test", 0)
+    >>> len(tasks) >= 100 and all(problem_split(t) == "test" for t in tasks)
+    True
+    """
+    split = check_choice("split", split, SPLITS)
+    seen: dict[str, Task] = {}
+    for family in families or FAMILIES:
+        for seed in range(seeds):
+            task = generate_problem(family, difficulty, seed)
+            if task.prompt not in seen and problem_split(task) == split:
+                seen[task.prompt] = task
+    return list(seen.values())
+
+
 class ProceduralMathSource:
     """An endless task source of procedural math problems (implements ``TaskSource``).
 
     Args:
         families: the families to draw from (default: all of :data:`FAMILIES`).
         difficulty: a fixed difficulty, or an inclusive range ``(lo, hi)`` drawn uniformly.
+        split: ``"train"`` or ``"test"`` to draw only that split's problems (:func:`problem_split`), or None.
 
     Raises:
         ValueError: an unknown family, an empty family list or a difficulty outside 0..5.
@@ -861,8 +902,14 @@ class ProceduralMathSource:
 
     """
 
-    def __init__(self, families: Sequence[str] | None = None, difficulty: int | tuple[int, int] = (1, 3)) -> None:
-        """Validate and store the families and the difficulty range (see the class docstring)."""
+    def __init__(
+        self,
+        families: Sequence[str] | None = None,
+        difficulty: int | tuple[int, int] = (1, 3),
+        split: str | None = None,
+    ) -> None:
+        """Validate and store the families, the difficulty range and the split (see the class docstring)."""
+        self.split = None if split is None else check_choice("split", split, SPLITS)
         if families is None:
             families = FAMILIES
         if isinstance(families, str):
@@ -874,15 +921,24 @@ class ProceduralMathSource:
 
     def __repr__(self) -> str:
         """Show the configuration."""
-        return f"ProceduralMathSource(families={list(self.families)!r}, difficulty={self.difficulty_range!r})"
+        split = "" if self.split is None else f", split={self.split!r}"
+        return f"ProceduralMathSource(families={list(self.families)!r}, difficulty={self.difficulty_range!r}{split})"
 
     def sample(self, rng: np.random.Generator) -> Task:
-        """Draw a family, a difficulty and a seed from ``rng`` and generate that problem."""
-        family = self.families[int(rng.integers(len(self.families)))]
-        lo, hi = self.difficulty_range
-        difficulty = int(rng.integers(lo, hi + 1))
-        seed = int(rng.integers(0, 2**31))
-        return generate_problem(family, difficulty, seed)
+        """Draw a family, a difficulty and a seed from ``rng`` and generate that problem.
+
+        With a ``split`` it draws again until the problem is in it: about 1.4 draws for ``"train"``, 3.3 for
+        ``"test"``.
+        """
+        for _ in range(10_000):
+            family = self.families[int(rng.integers(len(self.families)))]
+            lo, hi = self.difficulty_range
+            difficulty = int(rng.integers(lo, hi + 1))
+            seed = int(rng.integers(0, 2**31))
+            task = generate_problem(family, difficulty, seed)
+            if self.split is None or problem_split(task) == self.split:
+                return task
+        raise RuntimeError(f"no {self.split!r} problem in 10000 draws from {self!r}")  # pragma: no cover
 
     def get(self, task_id: str) -> Task:
         """Regenerate a task from its id (``"tirmath/<family>/d<difficulty>/<seed>"``).
