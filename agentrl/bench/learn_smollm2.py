@@ -163,8 +163,15 @@ def _plot(curve: Sequence[dict[str, Any]], path: Path) -> Path | None:
     return path
 
 
-def run(config: LearnConfig, log: Any = print) -> dict[str, Any]:
-    """Evaluate, train, evaluate; write ``results.json`` and ``curve.png`` under ``config.out``; return the results."""
+def _say(line: str) -> None:
+    print(line, flush=True)  # an hour-long run: its progress shows as it comes, also through a pipe
+
+
+def run(config: LearnConfig, log: Any = _say) -> dict[str, Any]:
+    """Evaluate, train, evaluate; write ``results.json`` and ``curve.png`` under ``config.out``; return the results.
+
+    The curve so far is saved after every evaluation (``curve.json``), so a run stopped early keeps its points.
+    """
     from agentrl.train.grpo import GRPOTrainer
 
     out = Path(config.out)
@@ -185,6 +192,7 @@ def run(config: LearnConfig, log: Any = print) -> dict[str, Any]:
             if step == config.steps or (config.eval_every and step % config.eval_every == 0):
                 point = {"step": step, **evaluate(trainer, requests)}
                 curve.append(point)
+                (out / "curve.json").write_text(json.dumps(curve, indent=2) + "\n")
                 log(f"step {step}: held-out success {point['successes']}/{point['n']}")
     before, after = curve[0], curve[-1]
     gain = difference_of_proportions(before["successes"], before["n"], after["successes"], after["n"])
