@@ -22,8 +22,9 @@ DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mouse
 
 # The main job on built-in defaults: benchmark the oracle, a random agent and the ReAct agent on the
 # embedded SmolLM2 over a small sample of every registered env (text envs, games, the desktop), into
-# one report; then a short GRPO run
-# of a tiny model on the toy letter env, whose reward curve rises. Re-running resumes both.
+# one report; then a short GRPO run of a tiny model on the toy letter env, whose reward curve rises (re-running
+# resumes both); then 3 GRPO steps of the real SmolLM2 on TIRMath's easy tier with held-out success before and after,
+# and the committed hour-long run's figures (python -m agentrl.bench.learn_smollm2; docs/learn_smollm2.json).
 # A suite whose system parts are missing (no Chromium: the games) is skipped with the command that installs them,
 # and recorded in the report; episodes that failed for the machine's sake (the env could not start, it died) run
 # again on the next `make demo` by themselves, agent errors with --retry-errors. The last lines list both.
