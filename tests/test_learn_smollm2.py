@@ -29,7 +29,7 @@ def test_the_easy_tier_splits_by_problem_text_into_disjoint_sets() -> None:
 
 def test_a_train_split_env_never_draws_a_held_out_problem() -> None:
     held_out = {t.prompt for t in split_tasks("test", EASY)}
-    env = gym.make("AgentRL/TIRMath-v0", difficulty=0, split="train")
+    env = gym.make("AgentRL/TIRMath-v0", difficulty=0, procedural_split="train")
     try:
         for seed in range(150):
             _, info = env.reset(seed=seed)
@@ -37,8 +37,8 @@ def test_a_train_split_env_never_draws_a_held_out_problem() -> None:
     finally:
         env.close()
     # a split is drawn from the generator alone: with a dataset file it is refused, with the fix
-    with pytest.raises(ValueError, match="drop split="):
-        gym.make("AgentRL/TIRMath-v0", dataset="x.jsonl", split="train")
+    with pytest.raises(ValueError, match="drop procedural_split="):
+        gym.make("AgentRL/TIRMath-v0", dataset="x.jsonl", procedural_split="train")
     with pytest.raises(ValueError, match=r"unknown split 'tset'.*did you mean 'test'"):
         ProceduralMathSource(difficulty=0, split="tset")
 

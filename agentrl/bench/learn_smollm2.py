@@ -119,7 +119,7 @@ def _train_args(config: LearnConfig, out: Path) -> Any:
 
     return GRPOArgs(
         env=ENV_ID,
-        env_kwargs={"difficulty": 0, "split": "train", "max_turns": 1},
+        env_kwargs={"difficulty": 0, "procedural_split": "train", "max_turns": 1},
         model=config.model,
         output_dir=str(out / "train"),
         max_steps=config.steps,

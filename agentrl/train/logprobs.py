@@ -39,14 +39,34 @@ def token_logprobs(
         raise ValueError("temperature must be > 0 to define logprobs (use 1.0 for greedy rollouts)")
     positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=positions).logits
-    logits = logits[:, :-1, :].float() / temperature
-    logp_all = torch.log_softmax(logits, dim=-1)
-    taken = logp_all.gather(-1, input_ids[:, 1:, None]).squeeze(-1)
+    logits = logits[:, :-1, :].float()
+    if temperature != 1.0:
+        logits = logits / temperature
+    # log p(token) = logit(token) - logsumexp(logits): no second (B, T, V) tensor for log_softmax's output,
+    # which autograd would keep until backward; the logits are the only vocabulary-sized tensor held.
+    taken = logits.gather(-1, input_ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
     zeros = taken.new_zeros((taken.shape[0], 1))
     logprobs = torch.cat([zeros, taken], dim=1)
     entropy = None
     if with_entropy:
-        detached = logp_all.detach()  # a metric: no gradient through the whole vocabulary
-        ent = -(detached.exp() * detached).sum(-1)
-        entropy = torch.cat([zeros, ent], dim=1)
+        entropy = torch.cat([zeros, _entropy(logits.detach())], dim=1)
     return logprobs, entropy
+
+
+def _entropy(logits: torch.Tensor, rows_per_chunk: int = 1024) -> torch.Tensor:
+    """The entropy of each position's distribution, a metric: no gradient, a few rows of the vocabulary at a time.
+
+    >>> import torch
+    >>> _entropy(torch.zeros(1, 2, 4)).tolist()  # uniform over 4 tokens: log 4
+    [[1.3862943649291992, 1.3862943649291992]]
+    """
+    import torch
+
+    with torch.no_grad():
+        flat = logits.reshape(-1, logits.shape[-1])
+        parts = []
+        for start in range(0, flat.shape[0], rows_per_chunk):
+            logp = torch.log_softmax(flat[start : start + rows_per_chunk], dim=-1)
+            parts.append(-(logp.exp() * logp).sum(-1))
+        out = torch.cat(parts) if parts else flat.new_zeros((0,))
+    return out.reshape(logits.shape[:-1])

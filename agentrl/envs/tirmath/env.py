@@ -84,8 +84,8 @@ class TIRMathEnv(AgentEnv):
     ## Arguments
 
     ```python
-    gym.make("AgentRL/TIRMath-v0", families=None, difficulty=(1, 3), dataset=None, split=None, max_turns=10,
-             end_on_void_turn=False, code_timeout_s=10.0, memory_mb=1024, max_output_chars=4000,
+    gym.make("AgentRL/TIRMath-v0", families=None, difficulty=(1, 3), dataset=None, procedural_split=None,
+             max_turns=10, end_on_void_turn=False, code_timeout_s=10.0, memory_mb=1024, max_output_chars=4000,
              isolation="auto", sandbox="process", sandbox_options=None, render_mode=None)
     ```
 
@@ -99,7 +99,7 @@ class TIRMathEnv(AgentEnv):
       or code by its last number (lm-evaluation-harness's GSM8K "flexible-extract"), since a 135M model
       writes "The answer is 7."; the verifier is unchanged. ``1``-``5`` need code.
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
-    * ``split``: ``"train"`` or ``"test"`` draws only that split of the procedural problems (a fixed 70/30
+    * ``procedural_split``: ``"train"`` or ``"test"`` draws only that split of the procedural problems (a fixed 70/30
       partition by problem text, ``problems.problem_split``), so a policy trained on ``"train"`` is
       evaluated on problems it never saw (``python -m agentrl.bench.learn_smollm2``); None draws all.
     * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``. With a dataset the env is a
@@ -133,7 +133,7 @@ class TIRMathEnv(AgentEnv):
         families: Sequence[str] | None = None,
         difficulty: int | tuple[int, int] = (1, 3),
         dataset: str | os.PathLike[str] | None = None,
-        split: Literal["train", "test"] | None = None,
+        procedural_split: Literal["train", "test"] | None = None,
         dataset_format: Literal["auto", "gsm8k", "math", "simple"] = "auto",
         max_turns: int = 10,
         end_on_void_turn: bool = False,
@@ -151,8 +151,12 @@ class TIRMathEnv(AgentEnv):
     ) -> None:
         # Only an env of easy problems alone reads replies leniently: a mixed range keeps one strict format.
         easy_only = dataset is None and level_range(difficulty, DIFFICULTIES) == (EASY, EASY)
-        if dataset is not None and split is not None:
-            raise ValueError("split= divides the procedural problems; a dataset file is already one split: drop split=")
+        # (not ``split``: an env's ``split`` names a dataset's file, as ``agentrl bench --split`` passes it)
+        if dataset is not None and procedural_split is not None:
+            raise ValueError(
+                "procedural_split= divides the procedural problems; a dataset file is its own split: "
+                "drop procedural_split="
+            )
         if dataset is not None:
             from agentrl.envs.tirmath.datasets import JsonlMathSource
 
@@ -160,7 +164,7 @@ class TIRMathEnv(AgentEnv):
         else:
             from agentrl.envs.tirmath.problems import ProceduralMathSource
 
-            task_source = ProceduralMathSource(families=families, difficulty=difficulty, split=split)
+            task_source = ProceduralMathSource(families=families, difficulty=difficulty, split=procedural_split)
         if sandbox_factory is None and sandbox == "process" and not sandbox_options:
             sandbox_factory = _python_sandbox_factory(
                 timeout_s=code_timeout_s, memory_mb=memory_mb, max_output_chars=max_output_chars, isolation=isolation
