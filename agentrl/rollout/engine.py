@@ -370,7 +370,7 @@ class RolloutEngine:
             except TimeoutError as exc:
                 raise EpisodeFailed(f"env reset timed out after {self.config.reset_timeout_s:g}s") from exc
             finally:
-                self._add_time(trajectory, "env", started)
+                _add_time(trajectory, self.stats, "env", started)
             trajectory.task_id = None if info.get("task_id") is None else str(info["task_id"])
             trajectory.reset_info = info
             system = episode.worker.system_prompt
@@ -450,7 +450,7 @@ class RolloutEngine:
             except TimeoutError as exc:
                 raise EpisodeFailed(f"env step timed out after {self.config.step_timeout_s:g}s") from exc
             finally:
-                self._add_time(trajectory, "env", started)
+                _add_time(trajectory, self.stats, "env", started)
             terminated, truncated = bool(terminated), bool(truncated)
             if (
                 not (terminated or truncated)
@@ -568,12 +568,6 @@ class RolloutEngine:
         key = f"{self.config.sampling_seed}:{episode.position}:{t.request.index}:{t.attempts}:{len(t.turns)}"
         return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 1
 
-    def _add_time(self, trajectory: Trajectory, kind: str, started: float) -> None:
-        """Add the seconds since ``started`` to the trajectory's and the engine's ``kind`` ("generate" or "env")."""
-        elapsed = time.perf_counter() - started
-        trajectory.timings[kind] += elapsed
-        self.stats[f"{kind}_s"] += elapsed
-
 
 async def generate_timed(
     policy: Any, trajectory: Trajectory, generation_config: Any, timeout_s: float, stats: dict[str, Any]
@@ -589,9 +583,14 @@ async def generate_timed(
     except TimeoutError as exc:
         raise EpisodeFailed(f"generation timed out after {timeout_s:g}s") from exc
     finally:
-        elapsed = time.perf_counter() - started
-        trajectory.timings["generate"] += elapsed
-        stats["generate_s"] += elapsed
+        _add_time(trajectory, stats, "generate", started)
+
+
+def _add_time(trajectory: Trajectory, stats: dict[str, Any], kind: str, started: float) -> None:
+    """Add the seconds since ``started`` to the trajectory's and ``stats``'s ``kind`` ("generate" or "env")."""
+    elapsed = time.perf_counter() - started
+    trajectory.timings[kind] += elapsed
+    stats[f"{kind}_s"] += elapsed
 
 
 def _text(observation: Any) -> str:
