@@ -95,11 +95,14 @@ def evaluate(trainer: Any, requests: Sequence[dict[str, Any]]) -> dict[str, Any]
     """The trainer's current policy, greedy, once on each held-out problem: successes, n, rate, interval."""
     from agentrl.rollout import group_requests
 
-    run = trainer.run
-    run.engine.config = dataclasses.replace(run.rollout_config, temperature=0.0, sampling_seed=0)
+    engine = trainer.run.engine
+    sampling = engine.config
+    engine.config = dataclasses.replace(sampling, temperature=0.0, sampling_seed=0)
     started = time.perf_counter()
-    trajectories = run.engine.run(group_requests(list(requests), group_size=1))
-    failed = [t.failure for t in trajectories if not t.ok]
+    try:
+        trajectories = engine.run(group_requests(list(requests), group_size=1))
+    finally:
+        engine.config = sampling  # training samples as before, whether or not its next collection resets this
     successes = sum(_success(t) for t in trajectories)
     n = len(requests)
     interval = wilson_interval(successes, n)
@@ -108,7 +111,7 @@ def evaluate(trainer: Any, requests: Sequence[dict[str, Any]]) -> dict[str, Any]
         "n": n,
         "rate": successes / n if n else 0.0,
         "interval": [interval.low, interval.high],
-        "failed_rollouts": len(failed),
+        "failed_rollouts": sum(not t.ok for t in trajectories),
         "seconds": round(time.perf_counter() - started, 1),
         "sample": [t.messages[-1]["content"][:120] for t in trajectories[:3] if t.messages],
     }
