@@ -137,7 +137,7 @@ def build_rollout(
     ``generation="transformers"`` generates with :class:`TransformersBackend` (any device);
     ``"vllm"`` with :class:`~agentrl.train.vllm_policy.VLLMPolicy` (a CUDA GPU and ``pip install vllm``).
     A multi-agent ``env`` (``agentrl.envs.multiagent.<name>``) gets a
-    :class:`~agentrl.rollout.multiagent.MultiAgentRollout` instead, with ``seats``, ``opponent``
+    :class:`~agentrl.rollout.multiagent.MultiAgentRollout` instead, with ``seats``, ``opponent``,
     ``team_reward`` and ``alternate_seats``; a ``snapshot`` seat gets a second, frozen :class:`TransformersBackend`
     (the engine's ``snapshot_policy``; the caller refreshes and closes it).
     """
