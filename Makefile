@@ -18,7 +18,12 @@ SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap
 DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mousepad thunar galculator \
   at-spi2-core python3-gi gir1.2-atspi-2.0 libglib2.0-bin dconf-gsettings-backend
 
-.PHONY: demo test lint system-deps setup clean ruffle
+# `make desktop-full` (opt-in, about 1 GB): the apps OSWorld's own task files use, so more of them run
+# (agentrl osworld coverage PATH). VS Code is not in Debian (Microsoft ships it from its own repository): its
+# tasks stay reported as needing it.
+FULL_DESKTOP_PACKAGES := libreoffice-calc libreoffice-writer libreoffice-impress gimp vlc thunderbird ffmpeg
+
+.PHONY: demo test lint system-deps setup clean ruffle desktop-full
 
 # The main job on built-in defaults: benchmark the oracle, a random agent and the ReAct agent on the
 # embedded SmolLM2 over a small sample of every registered env (text envs, games, the desktop), into
@@ -85,6 +90,10 @@ ruffle: $(STAMP)
 # Not root or no apt-get: nothing is installed, the commands are printed. Runs on the system python3 (stdlib only).
 system-deps:
 	@$(PYTHON) agentrl/_system_deps.py install --packages "$(SYSTEM_PACKAGES)" --no-recommends "$(DESKTOP_PACKAGES)"
+
+desktop-full: setup
+	@$(PYTHON) agentrl/_system_deps.py install --packages "$(SYSTEM_PACKAGES)" \
+	  --no-recommends "$(DESKTOP_PACKAGES) $(FULL_DESKTOP_PACKAGES)"
 
 # torch is installed first and pinned: anything that pulls it unpinned takes a multi-GB CUDA build.
 $(STAMP): pyproject.toml

@@ -68,3 +68,33 @@ def test_lenient_setup_still_raises_for_a_gone_desktop_or_a_bad_step() -> None:
 def test_which_tasks_are_osworlds(snapshot: str, expected: bool) -> None:
     data = {"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"}, "snapshot": snapshot}
     assert OSWorldTask.from_dict(data).from_osworld is expected
+
+
+class CachingClient(Client):
+    """A client whose commands print, with a cache folder, as DesktopClient has."""
+
+    def __init__(self, cache_dir: Any) -> None:
+        super().__init__()
+        self.cache_dir = cache_dir
+
+    def execute(self, command: Any, shell: bool = False) -> dict[str, Any]:
+        self.ran.append(command)
+        return {"returncode": 1, "output": f"out of {command}\n", "error": "err\n"}
+
+
+def test_stdout_and_stderr_are_saved_for_cache_file_even_when_the_command_fails(tmp_path: Any) -> None:
+    """OSWorld's ``execute`` step with ``stdout``/``stderr`` names: the evaluator's ``cache_file`` reads them back."""
+    from agentrl.envs.osworld.server import DesktopClient
+
+    client = CachingClient(tmp_path)
+    step = SetupStep("execute", {"command": "diff a b", "shell": True, "stdout": "diff.out", "stderr": "diff.err"})
+    run_setup(client, [step], lenient=True)  # diff exits 1: stepped over, and its output is still saved
+    assert (tmp_path / "diff.out").read_text() == "out of diff a b\n"
+    assert (tmp_path / "diff.err").read_text() == "err\n"
+    with pytest.raises(SetupError, match="leaves the cache folder"):
+        run_setup(client, [SetupStep("execute", {"command": "x", "stdout": "../escape"})])
+    # and the next episode starts without them
+    desktop = DesktopClient("http://127.0.0.1:9", cache_dir=str(tmp_path))
+    (tmp_path / "sub").mkdir()
+    desktop.clear_cache()
+    assert list(tmp_path.iterdir()) == []

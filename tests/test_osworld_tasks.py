@@ -136,21 +136,21 @@ def test_validate_names_unsupported_names_with_suggestions() -> None:
         [
             {"type": "launch", "parameters": {"command": ["gedit"]}},
             {"type": "exectue", "parameters": {}},
-            {"type": "chrome_close_tabs", "parameters": {"urls_to_close": []}},
+            {"type": "googledrive", "parameters": {"settings_file": "x"}},
         ],
         ["exact_mach", "check_include_exclude"],
-        [{"type": "vm_comand_line", "command": "ls"}, {"type": "bookmarks"}],
+        [{"type": "vm_comand_line", "command": "ls"}, {"type": "page_info"}],
         [{"type": "rule", "rules": {"expected": "x"}}, {"type": "rule", "rules": {"include": []}}],
     )
     problems = validate(task, strict=False)
     assert len(problems) == 5
     joined = "\n".join(problems)
     assert "config[1]: unsupported setup step type 'exectue'" in joined and "did you mean 'execute'?" in joined
-    assert "config[2]: unsupported setup step type 'chrome_close_tabs'" in joined
+    assert "config[2]: unsupported setup step type 'googledrive'" in joined
     assert "evaluator.func[0]: unsupported metric 'exact_mach'" in joined and "did you mean 'exact_match'?" in joined
     assert "evaluator.result[0]: unsupported getter 'vm_comand_line'" in joined
     assert "did you mean 'vm_command_line'?" in joined
-    assert "evaluator.result[1]: unsupported getter 'bookmarks'" in joined
+    assert "evaluator.result[1]: unsupported getter 'page_info'" in joined
     with pytest.raises(TaskFormatError, match="did you mean 'execute'"):
         validate(task)
     assert "download" in SUPPORTED_SETUP_TYPES and "cloud_file" in SUPPORTED_GETTERS  # from the asset cache

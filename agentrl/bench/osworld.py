@@ -2,6 +2,8 @@
 
     python -m agentrl.bench.osworld                 # the speed figures (about a minute)
     python -m agentrl.bench.osworld --oracles       # also run every shipped task's oracle and a no-op
+    python -m agentrl.bench.osworld --skip-speed --task-reset .../libreoffice_impress/<id>.json .../chrome/<id>.json
+                                                    # the reset time of real OSWorld task files
 
 A step is one pyautogui action (a mouse move) plus one 1280x720 screenshot observation, with the
 env's pause after the action set to 0 so the figure is the env's own cost (OSWorld pauses 2 s per
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_speed", "main", "run_oracles"]
+__all__ = ["bench_speed", "main", "run_oracles", "task_reset_times"]
 
 _XTERM_TASK = {
     "id": "bench-xterm",
@@ -105,6 +107,39 @@ def bench_speed(steps: int = 100, repeats: int = 5, num_envs: int = 4) -> dict[s
     }
 
 
+def task_reset_times(paths: list[str], repeats: int = 5) -> list[dict[str, Any]]:
+    """Median and max seconds of ``repeats`` resets of each task file (OSWorld's own files too), one desktop each.
+
+    A reset is the whole of it: the desktop restored, the task's setup steps (an app launched and its window
+    waited for, files uploaded), the first screenshot.
+    """
+    from agentrl.envs.osworld.env import OSWorldEnv
+    from agentrl.envs.osworld.tasks import load_task
+
+    rows = []
+    for path in paths:
+        task = load_task(path)
+        env = OSWorldEnv(tasks=[task], task_id=task.id)
+        try:
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                env.reset(seed=0)
+                times.append(time.perf_counter() - start)
+        finally:
+            env.close()
+        rows.append(
+            {
+                "task_id": task.id,
+                "file": str(path),
+                "reset_s_median": round(statistics.median(times), 2),
+                "reset_s_max": round(max(times), 2),
+                "repeats": repeats,
+            }
+        )
+    return rows
+
+
 def run_oracles(task_ids: list[str] | None = None) -> dict[str, Any]:
     """Every shipped task's oracle (score, steps, seconds) and a no-op (``DONE`` at once) on one env."""
     from agentrl.envs.osworld.env import OSWorldEnv
@@ -155,12 +190,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument("--oracles", action="store_true", help="also run every shipped task's oracle and a no-op")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--task-reset", nargs="+", default=[], metavar="FILE", help="reset times of these task files")
     parser.add_argument("--out", default=None, help="write the JSON here")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"command": "python -m agentrl.bench.osworld " + " ".join(argv or sys.argv[1:])}
     if not args.skip_speed:
         result["speed"] = bench_speed(args.steps, args.repeats, args.num_envs)
         print(json.dumps(result["speed"], indent=2), flush=True)
+    if args.task_reset:
+        result["task_reset"] = task_reset_times(args.task_reset, args.repeats)
+        print(json.dumps(result["task_reset"], indent=2), flush=True)
     if args.oracles:
         result["oracles"] = run_oracles()
         for row in result["oracles"]["rows"]:

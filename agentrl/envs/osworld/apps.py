@@ -9,6 +9,8 @@ network, sync or first-run UI), and :func:`opener_for` picks the app for OSWorld
 ['notes.txt']
 >>> resolve_command(["xterm"])
 ['xterm']
+>>> resolve_command(["vlc", "a.mp4"])
+['vlc', '--extraintf=http', '--http-port=8080', '--http-password=password', 'a.mp4']
 >>> opener_for("report.csv", installed=lambda name: name != "libreoffice")[0]
 'mousepad'
 """
@@ -20,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePath
 
 from agentrl.envs.osworld.cdp import PORT as CDP_PORT
+from agentrl.envs.osworld.vlc import HTTP_INTERFACE_ARGS as VLC_HTTP_FLAGS
 
 __all__ = [
     "APP_PACKAGES",
@@ -126,6 +129,9 @@ def resolve_command(argv: Sequence[str]) -> list[str]:
         return ["chromium", *CHROMIUM_FLAGS, f"--remote-debugging-port={CDP_PORT}", *rest]
     if head == "libreoffice":
         return ["libreoffice", "--norestore", "--nologo", *rest]
+    if head == "vlc":  # the HTTP interface OSWorld's VM turns on in VLC's preferences (vlc_playing_info reads it)
+        flags = [flag for flag in VLC_HTTP_FLAGS if flag.split("=")[0] not in {a.split("=")[0] for a in rest}]
+        return ["vlc", *flags, *rest]
     return [head, *rest] if head != PurePath(argv[0]).name else list(argv)
 
 

@@ -392,6 +392,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self.client.reset()
         base_dir = Path(task.file).parent if task.file else None
         setup_warnings: list[str] = []  # OSWorld's files: steps that failed and were stepped over, as OSWorld does
+        self.client.clear_cache()  # no getter of this episode reads an earlier episode's files
         self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir, assets=self.assets,
                                       lenient=task.from_osworld, warnings=setup_warnings)
         self.task = task

@@ -479,3 +479,7 @@ METRICS.update(PPTX_METRICS)  # Impress metrics (python-pptx), agentrl.envs.oswo
 from agentrl.envs.osworld.chrome_metrics import CHROME_METRICS  # noqa: E402 - OSWorld's Chrome metrics
 
 METRICS.update(CHROME_METRICS)
+
+from agentrl.envs.osworld.app_evaluators import APP_METRICS  # noqa: E402 - the app modules' metrics
+
+METRICS.update(APP_METRICS)

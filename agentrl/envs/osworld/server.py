@@ -95,6 +95,7 @@ from agentrl.core.serving import (
     refuse_remote,
     start_server_thread,
 )
+from agentrl.envs.osworld.app_evaluators import APP_GETTERS
 from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
 from agentrl.envs.osworld.chrome import CDP_PORT, CHROME_GETTERS, is_cdp_forward
 from agentrl.envs.osworld.recording import RecordingError, ScreenRecorder
@@ -843,6 +844,15 @@ class DesktopClient:
         self._cache_dir.mkdir(parents=True, exist_ok=True)
         return self._cache_dir
 
+    def clear_cache(self) -> None:
+        """Empty :attr:`cache_dir`, so that no episode's getters read files an earlier episode fetched or wrote."""
+        if self._cache_dir is not None and self._cache_dir.is_dir():
+            for entry in self._cache_dir.iterdir():
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+
     def _send(
         self, method: str, path: str, body: Any = None, timeout_s: float | None = None
     ) -> tuple[http.client.HTTPMessage, bytes]:
@@ -1060,6 +1070,26 @@ class DesktopClient:
         local.write_bytes(data)
         return str(local)
 
+    def _vm_files(self, spec: Mapping[str, Any]) -> str | list[str | None] | None:
+        """OSWorld's ``vm_file``: one file's local path, or with ``multi`` the chosen ones of several.
+
+        With ``multi`` every file is fetched and the ``gives`` indices (default ``[0]``) are returned, a lone one
+        as itself; ``time_suffix`` adds today's date (``time_format``, default ``%Y_%m_%d``) before a single
+        file's extension.
+        """
+        path, dest = spec.get("path"), spec.get("dest")
+        if not (spec.get("multi") or isinstance(path, list)):
+            if spec.get("time_suffix"):
+                stamp = time.strftime(str(spec.get("time_format") or "%Y_%m_%d"))
+                path, dest = (_with_suffix(str(x), stamp) if x is not None else x for x in (path, dest))
+            return self._vm_file(str(path), dest)
+        paths = list(path) if isinstance(path, list) else [path]
+        dests = list(dest) if isinstance(dest, list) else [None] * len(paths)
+        gives = set(spec.get("gives") or [0])
+        fetched = [self._vm_file(str(p), d) for p, d in zip(paths, dests, strict=True)]
+        chosen = [local for i, local in enumerate(fetched) if i in gives]
+        return chosen[0] if len(chosen) == 1 else chosen
+
     def get(self, spec: Mapping[str, Any]) -> Any:
         """The ``get`` of :func:`agentrl.envs.osworld.evaluate.evaluate`, for the getters served here.
 
@@ -1071,11 +1101,7 @@ class DesktopClient:
         """
         kind = spec.get("type")
         if kind == "vm_file":
-            path, dest = spec.get("path"), spec.get("dest")
-            if isinstance(path, list):
-                dests = dest if isinstance(dest, list) else [None] * len(path)
-                return [self._vm_file(p, d) for p, d in zip(path, dests, strict=True)]
-            return self._vm_file(str(path), dest)
+            return self._vm_files(spec)
         if kind == "vm_command_line":
             result = self.execute(spec["command"], shell=bool(spec.get("shell", False)))
             return result["output"] if result.get("returncode") is not None else None
@@ -1087,7 +1113,19 @@ class DesktopClient:
             return self.accessibility_tree()
         if kind in CHROME_GETTERS:
             return CHROME_GETTERS[kind](self, spec)
+        if kind in APP_GETTERS:
+            return APP_GETTERS[kind](self, spec)
         raise ValueError(f"getter type {kind!r} is not served by DesktopClient")
+
+
+def _with_suffix(name: str, stamp: str) -> str:
+    """``name`` with ``stamp`` before its extension, as OSWorld's ``time_suffix`` does (first dot; none: unchanged).
+
+    >>> _with_suffix("/home/user/Desktop/speedtest.csv", "2026_12_02")
+    '/home/user/Desktop/speedtest2026_12_02.csv'
+    """
+    head, dot, tail = name.partition(".")
+    return f"{head}{stamp}.{tail.split('.')[0]}" if dot else name
 
 
 def _exposure(session: Any, token: str | None, made_token: bool, insecure: bool) -> list[str]:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrl.core.errors import AgentRLError
+from agentrl.envs.osworld.app_evaluators import APP_SETUP_STEPS
 from agentrl.envs.osworld.assets import AssetStore, MissingAsset
 from agentrl.envs.osworld.chrome import open_tabs
 from agentrl.envs.osworld.tasks import SUPPORTED_SETUP_TYPES, SetupStep
@@ -80,6 +81,23 @@ def _download(client: Any, files: Any, assets: AssetStore) -> None:
         client.upload_file(path, data)
 
 
+def _save_streams(client: Any, params: dict[str, Any], out: dict[str, Any]) -> None:
+    """OSWorld's ``stdout``/``stderr`` parameters: the command's output saved under that name in the client's cache.
+
+    The evaluator's ``cache_file`` getter reads it back. Saved whatever the exit status (a ``diff`` that finds
+    differences exits 1), before the status is judged, as OSWorld's ``SetupController`` does.
+    """
+    for key, field in (("stdout", "output"), ("stderr", "error")):
+        name = params.get(key)
+        if not name:
+            continue
+        target = (client.cache_dir / str(name)).resolve()
+        if client.cache_dir.resolve() not in target.parents:
+            raise SetupError(f"{key}: {name!r} leaves the cache folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(str(out.get(field) or ""), encoding="utf-8")
+
+
 def _run_step(client: Any, step: SetupStep, base_dir: Path | None, assets: AssetStore | None = None) -> None:
     params = dict(step.parameters)
     kind = step.type
@@ -89,6 +107,7 @@ def _run_step(client: Any, step: SetupStep, base_dir: Path | None, assets: Asset
         client.open_file(str(params["path"]))
     elif kind in ("execute", "command"):
         out = client.execute(params["command"], shell=bool(params.get("shell", False)))
+        _save_streams(client, params, out)
         if out.get("returncode") not in (0,) and not params.get("ignore_errors", False):
             raise SetupError(f"{kind} {params['command']!r} failed: {str(out.get('error', ''))[-500:]}")
     elif kind == "sleep":
@@ -112,6 +131,8 @@ def _run_step(client: Any, step: SetupStep, base_dir: Path | None, assets: Asset
         client.close_window(
             str(params["window_name"]), strict=bool(params.get("strict")), by_class=bool(params.get("by_class"))
         )
+    elif kind in APP_SETUP_STEPS:
+        APP_SETUP_STEPS[kind](client, params)
     else:
         raise SetupError(
             f"setup step type {kind!r} is not supported on this desktop; supported: {', '.join(SUPPORTED_SETUP_TYPES)}"

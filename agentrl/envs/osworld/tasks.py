@@ -26,6 +26,7 @@ from typing import Any
 
 from agentrl.core.choices import did_you_mean
 from agentrl.core.errors import TaskFormatError
+from agentrl.envs.osworld.app_evaluators import APP_GETTERS, APP_SETUP_STEPS
 from agentrl.envs.osworld.chrome import CHROME_GETTERS
 from agentrl.envs.osworld.metrics import METRICS
 
@@ -55,6 +56,7 @@ SUPPORTED_SETUP_TYPES: tuple[str, ...] = (
     "close_window",
     "download",
     "chrome_open_tabs",
+    *APP_SETUP_STEPS,
 )
 """Setup / postconfig step types the local desktop will run (``download`` from the offline asset cache,
 :mod:`agentrl.envs.osworld.assets`)."""
@@ -68,6 +70,7 @@ SUPPORTED_GETTERS: tuple[str, ...] = (
     "cloud_file",
     "rule",
     *CHROME_GETTERS,
+    *APP_GETTERS,
 )
 """Getter types for ``result`` / ``expected``; ``rule`` is resolved by ``evaluate`` itself, ``cloud_file`` from
 the offline asset cache."""
