@@ -91,10 +91,10 @@ def test_folder_keeps_good_files_and_reports_bad_ones() -> None:
     assert DOWNLOAD not in why  # its file comes from the asset cache (tests/test_osworld_assets.py)
     assert why[LIST_SOURCE] == ["app 'code' not installed"]
     assert why[CLOUD] == ["app 'localc' not installed"]
-    assert why[f"thunderbird/{CHROME_TABS}"] == ["metric 'check_thunderbird_prefs'", "app 'thunderbird' not installed"]
+    assert why[f"thunderbird/{CHROME_TABS}"] == ["app 'thunderbird' not installed"]
     code = next(s for s in selected.skipped if s.id == LIST_SOURCE).reasons[0].message
     assert "not packaged in Debian" in code  # VS Code: say so
-    assert "config[2]: unsupported setup step type 'chrome_close_tabs'" in " ".join(
+    assert "config[2]: unsupported setup step type 'login'" in " ".join(
         r.message for s in selected.skipped if s.id == CHROME_TABS for r in s.reasons)
 
 
@@ -149,7 +149,7 @@ def test_empty_pool_names_the_reasons_and_the_command(tmp_path: Path) -> None:
         pool.require_tasks()
     message = str(caught.value)
     assert "none of its 3 OSWorld tasks can run on this desktop" in message
-    for part in ("evaluator: func is empty (1)", "setup step 'chrome_close_tabs' (1)",
+    for part in ("evaluator: func is empty (1)", "setup step 'login' (1)",
                  "format: field 'evaluator' must be an object (1)", f"agentrl osworld coverage {tmp_path}"):
         assert part in message
     (tmp_path / "empty").mkdir()
@@ -162,7 +162,7 @@ def test_env_refuses_an_empty_pool_before_starting_a_desktop(tmp_path: Path) -> 
 
     shutil.copy(EXAMPLES / "chrome" / f"{CHROME_TABS}.json", tmp_path / "task.json")
     # provider="remote" without a URL would fail at connect: the pool is refused first
-    with pytest.raises(EmptyTaskPool, match=r"setup step 'chrome_close_tabs' \(1\).*agentrl osworld coverage"):
+    with pytest.raises(EmptyTaskPool, match=r"setup step 'login' \(1\).*agentrl osworld coverage"):
         OSWorldEnv(tasks=str(tmp_path), provider="remote")
     task = OSWorldTask.from_dict(json.loads((EXAMPLES / "os" / f"{NO_EVAL}.json").read_text()))
     with pytest.raises(EmptyTaskPool, match="evaluator: func is empty"):
@@ -223,6 +223,7 @@ def test_env_keeps_supported_tasks_and_warns_once(tmp_path: Path, monkeypatch: p
         pytest.skip("needs Xvfb and xterm (apt-get install xvfb xterm)")
     pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
     from agentrl.core.errors import UnknownTask
+    from agentrl.envs.osworld.apps import installed_apps
     from agentrl.envs.osworld.assets import MissingAsset
     from agentrl.envs.osworld.env import OSWorldEnv
 
@@ -234,8 +235,12 @@ def test_env_keeps_supported_tasks_and_warns_once(tmp_path: Path, monkeypatch: p
     try:
         mine = [w for w in caught if "OSWorld tasks left out" in str(w.message)]
         assert len(mine) == 1 and "agentrl osworld coverage" in str(mine[0].message)
-        assert set(env.task_ids()) <= set(SUPPORTED) and OK in env.task_ids()
-        assert {s.id for s in env.skipped_tasks} >= {NO_EVAL, CLOUD, EVAL_STRING, NO_FILE}
+        here = installed_apps()  # make desktop-full adds LibreOffice and Thunderbird, whose fixture tasks then run
+        by_app = {CLOUD: "localc", f"thunderbird/{CHROME_TABS}": "thunderbird"}
+        runnable = set(SUPPORTED) | {task for task, app in by_app.items() if app in here}
+        assert set(env.task_ids()) <= runnable and OK in env.task_ids()
+        left_out = {NO_EVAL, EVAL_STRING, NO_FILE} | {task for task, app in by_app.items() if app not in here}
+        assert {s.id for s in env.skipped_tasks} >= left_out
         assert "over the" in env.dataset_card().metric
         with pytest.raises(UnknownTask, match=r"left out of the pool: .*evaluator.func: empty"):
             env.reset(options={"task_id": NO_EVAL})

@@ -164,12 +164,17 @@ def format_coverage(report: Coverage, *, tasks: bool = True) -> str:
                          f"{_cell(why, REASONS_WIDTH)}".rstrip())
     domains = report.domains()
     lines.append("")
-    width = max([len("domain"), len("overall"), *(len(d) for d in domains)])
+    width = max([len("domain"), len("outside vs_code"), *(len(d) for d in domains)])
     lines.append(f"{'domain':<{width}}  supported  total  share")
     for domain, (ok, total) in domains.items():
         lines.append(f"{domain:<{width}}  {ok:>9}  {total:>5}  {ok / total:>5.0%}")
     ok, total = report.totals()
     lines.append(f"{'overall':<{width}}  {ok:>9}  {total:>5}  {(ok / total if total else 0.0):>5.0%}")
+    if "vs_code" in domains:  # VS Code is not in Debian (Microsoft's own repository): the share without it
+        vs_ok, vs_total = domains["vs_code"]
+        rest_ok, rest_total = ok - vs_ok, total - vs_total
+        share = rest_ok / rest_total if rest_total else 0.0
+        lines.append(f"{'outside vs_code':<{width}}  {rest_ok:>9}  {rest_total:>5}  {share:>5.0%}")
     cached, urls = report.assets()
     if urls:
         lines.append("")
