@@ -49,6 +49,9 @@ _register_game_envs()
 # nothing to measure an agent by), so it is left out of `agentrl list` and check_domain.
 if "AgentRL/Letter-v0" not in _gym.registry:
     _gym.register("AgentRL/Letter-v0", entry_point="agentrl.train.toy:LetterEnv")
+# Its pixel twin (agentrl.train.toy.ColourLetterEnv): the letter is shown by a colour only (the VLM learning test).
+if "AgentRL/ColourLetter-v0" not in _gym.registry:
+    _gym.register("AgentRL/ColourLetter-v0", entry_point="agentrl.train.toy:ColourLetterEnv")
 
 # Single-agent views of the competitive multi-agent games (agentrl.envs.multiagent.single_agent):
 # one learner seat against a built-in opponent, so `agentrl bench`, the trainers and any Gymnasium

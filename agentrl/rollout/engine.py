@@ -54,7 +54,7 @@ from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory, TurnRecord
 from agentrl.rollout.workers import EnvWorker, ThreadWorkers, WorkerFactory
 
-__all__ = ["EpisodeFailed", "RolloutConfig", "RolloutEngine", "TokenPolicy", "group_requests"]
+__all__ = ["EpisodeFailed", "RolloutConfig", "RolloutEngine", "TokenPolicy", "group_requests", "observation_parts"]
 
 _MODES = ("async", "lockstep")
 
@@ -377,10 +377,11 @@ class RolloutEngine:
             episode.has_system = bool(system)
             env_stop = episode.worker.stop_sequences if self.config.use_env_stop else ()
             episode.stop = tuple(dict.fromkeys((*env_stop, *self.config.stop)))
+            text, images = self._observation(obs)
             messages: list[ChatMessage] = [{"role": "system", "content": system}] if system else []
-            messages.append({"role": self.config.observation_role, "content": _text(obs)})
+            messages.append({"role": self.config.observation_role, "content": text})
             trajectory.messages = messages
-            ids = self.chat.prompt_ids(messages)
+            ids = self._with_images(self.chat.prompt_ids(messages), images, trajectory)
             trajectory.append_env(ids)
             trajectory.prompt_length = len(ids)
             self.stats["env_tokens"] += len(ids)
@@ -460,11 +461,13 @@ class RolloutEngine:
                 truncated = True
             observation_span = (end, end)
             if not (terminated or truncated):
+                text, images = self._observation(obs)
                 ids = self.chat.observation_ids(
-                    _text(obs), generation.token_ids, has_system=episode.has_system, role=self.config.observation_role
+                    text, generation.token_ids, has_system=episode.has_system, role=self.config.observation_role
                 )
+                ids = self._with_images(ids, images, trajectory)
                 observation_span = trajectory.append_env(ids)
-                trajectory.messages.append({"role": self.config.observation_role, "content": _text(obs)})
+                trajectory.messages.append({"role": self.config.observation_role, "content": text})
                 self.stats["env_tokens"] += len(ids)
             trajectory.turns.append(
                 TurnRecord(
@@ -487,6 +490,28 @@ class RolloutEngine:
             self._fail(episode, exc)
 
     # ------------------------------------------------------------------ helpers
+
+    def _observation(self, obs: Any) -> tuple[str, list[Any]]:
+        """An observation as message text (an image placeholder per image, first) and the images' encodings."""
+        text, images = observation_parts(obs)
+        if not images:
+            return text, []
+        encode = getattr(self.policy, "encode_image", None)
+        placeholder = getattr(self.policy, "image_placeholder", None)
+        if encode is None or placeholder is None:
+            raise EpisodeFailed(
+                f"the env gives images but the policy {type(self.policy).__name__} reads text only; use "
+                "TransformersVLMBackend (a model with a vision tower) or a text view of the env (obs_type='text')"
+            )
+        return placeholder * len(images) + text, [encode(image) for image in images]
+
+    def _with_images(self, ids: list[int], images: list[Any], trajectory: Trajectory) -> list[int]:
+        """``ids`` with each image placeholder expanded to its image's tokens; the images join the trajectory."""
+        if not images:
+            return ids
+        expanded = list(self.policy.expand_images(ids, images))  # type: ignore[attr-defined]
+        trajectory.images.extend(images)
+        return expanded
 
     def _truncate(self, episode: _Episode, reason: str) -> None:
         """End an episode the engine cut short: the last turn (if any) becomes truncated."""
@@ -579,7 +604,11 @@ async def generate_timed(
     """
     started = time.perf_counter()
     try:
-        return await asyncio.wait_for(policy.agenerate_ids(list(trajectory.token_ids), generation_config), timeout_s)
+        if trajectory.images:  # a VLM: the pixels of every image block in the prompt go with it
+            call = policy.agenerate_ids(list(trajectory.token_ids), generation_config, images=list(trajectory.images))
+        else:
+            call = policy.agenerate_ids(list(trajectory.token_ids), generation_config)
+        return await asyncio.wait_for(call, timeout_s)
     except TimeoutError as exc:
         raise EpisodeFailed(f"generation timed out after {timeout_s:g}s") from exc
     finally:
@@ -593,10 +622,54 @@ def _add_time(trajectory: Trajectory, stats: dict[str, Any], kind: str, started:
     stats[f"{kind}_s"] += elapsed
 
 
-def _text(observation: Any) -> str:
+IMAGE_KEYS = ("screenshot", "pixels", "image")
+"""Keys of a dict observation that hold its image (OSWorld's ``screenshot``, the games' ``pixels``)."""
+TEXT_KEYS = ("instruction", "text", "a11y_tree", "accessibility_tree")
+"""Keys of a dict observation that hold text, in the order they are written into the message."""
+
+
+def observation_parts(observation: Any) -> tuple[str, list[Any]]:
+    """An observation as ``(text, images)``: a string, an (H, W, 3) uint8 image, or a dict of both.
+
+    A dict's images are under :data:`IMAGE_KEYS`, its texts under :data:`TEXT_KEYS` (each text written on
+    its own line, the key first when there are several); other keys are ignored.
+
+    >>> import numpy as np
+    >>> observation_parts("hello")
+    ('hello', [])
+    >>> text, images = observation_parts({"pixels": np.zeros((4, 4, 3), np.uint8), "text": "a ball"})
+    >>> text, len(images)
+    ('a ball', 1)
+    >>> observation_parts({"score": 3})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    agentrl.rollout.engine.EpisodeFailed: a dict observation needs an image (...) or a text (...) key; got ['score']
+    """
+    import numpy as np
+
+    from agentrl.agents.backends.vlm_backend import check_image
+
     if isinstance(observation, str):
-        return observation
+        return observation, []
+    if isinstance(observation, np.ndarray):
+        try:
+            return "", [check_image(observation, "observation")]
+        except ValueError as exc:
+            raise EpisodeFailed(str(exc)) from None
+    if isinstance(observation, dict):
+        images = [(k, observation[k]) for k in IMAGE_KEYS if observation.get(k) is not None]
+        texts = [(k, observation[k]) for k in TEXT_KEYS if isinstance(observation.get(k), str)]
+        if not images and not texts:
+            raise EpisodeFailed(
+                f"a dict observation needs an image ({', '.join(IMAGE_KEYS)}) or a text ({', '.join(TEXT_KEYS)}) "
+                f"key; got {sorted(observation)}"
+            )
+        try:
+            checked = [check_image(image, f"observation[{key!r}]") for key, image in images]
+        except ValueError as exc:
+            raise EpisodeFailed(str(exc)) from None
+        if len(texts) == 1:
+            return texts[0][1], checked
+        return "\n".join(f"{key}: {value}" for key, value in texts), checked
     raise EpisodeFailed(
-        f"the rollout engine needs text observations, got {type(observation).__name__}; "
-        "wrap pixel envs so that they return text, or use a multimodal pipeline"
+        f"the rollout engine takes text, an (H, W, 3) uint8 image or a dict of them; got {type(observation).__name__}"
     )

@@ -88,6 +88,9 @@ class Trajectory:
         policy_version: the policy version when the episode started.
         staleness: how many policy versions the newest turn lagged the policy at the end.
         timings: wall-clock seconds (``total``, ``generate``, ``env``); timings live here, not in info.
+        images: the images in ``token_ids``, in order (a VLM's
+            :class:`~agentrl.agents.backends.vlm_backend.EncodedImage`: each one's token block and pixel
+            inputs); empty for text. Their tokens are env tokens: loss mask 0.
     """
 
     request: RolloutRequest
@@ -105,6 +108,7 @@ class Trajectory:
     staleness: int = 0
     reset_info: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=lambda: {"total": 0.0, "generate": 0.0, "env": 0.0})
+    images: list[Any] = field(default_factory=list)
 
     # ------------------------------------------------------------------ building
 
@@ -180,5 +184,10 @@ class Trajectory:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (for trace files)."""
-        data = asdict(self)
+        images, self.images = self.images, []  # pixels stay out of trace files: their digests go in
+        try:
+            data = asdict(self)
+        finally:
+            self.images = images
+        data["images"] = [getattr(image, "digest", None) for image in images]
         return json_safe(data)

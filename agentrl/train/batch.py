@@ -9,7 +9,7 @@ does that shift), so the first token of a row never carries a loss (it is always
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,6 +31,8 @@ class TokenBatch:
         old_logprobs: the sampler's logprobs on policy tokens, 0 elsewhere.
         turn_index: the policy turn a token belongs to (-1 outside completions).
         lengths: real tokens per row.
+        vision: a VLM's pixel inputs (``pixel_values`` (B, N, 3, H, W)...), one block of images per row, in
+            the order of the row's image tokens; empty for text.
     """
 
     input_ids: torch.Tensor
@@ -39,10 +41,16 @@ class TokenBatch:
     old_logprobs: torch.Tensor
     turn_index: torch.Tensor
     lengths: torch.Tensor
+    vision: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    _TENSORS = ("input_ids", "attention_mask", "loss_mask", "old_logprobs", "turn_index", "lengths")
 
     def to(self, device: Any) -> TokenBatch:
         """The same batch on another device."""
-        return TokenBatch(*(getattr(self, f).to(device) for f in self.__dataclass_fields__))
+        return TokenBatch(
+            *(getattr(self, f).to(device) for f in self._TENSORS),
+            vision={k: v.to(device) for k, v in self.vision.items()},
+        )
 
     def select(self, rows: Sequence[int] | torch.Tensor) -> TokenBatch:
         """A batch of some rows (trimmed to their longest row)."""
@@ -51,10 +59,8 @@ class TokenBatch:
         index = torch.as_tensor(rows, dtype=torch.long)
         width = int(self.lengths[index].max()) if len(index) else 0
         return TokenBatch(
-            *(
-                getattr(self, f)[index][..., :width] if f != "lengths" else self.lengths[index]
-                for f in self.__dataclass_fields__
-            )
+            *(getattr(self, f)[index][..., :width] if f != "lengths" else self.lengths[index] for f in self._TENSORS),
+            vision={k: v[index.to(v.device)] for k, v in self.vision.items()},
         )
 
 
@@ -92,4 +98,9 @@ def pack_trajectories(trajectories: Sequence[Trajectory], pad_id: int) -> TokenB
     if bool(loss_mask[:, 0].any()):
         raise ValueError("a trajectory starts with a policy token; every row must start with its prompt")
     lengths = attention.sum(dim=1)
-    return TokenBatch(input_ids, attention, loss_mask, old, turn_index, lengths)
+    vision: dict[str, Any] = {}
+    if any(t.images for t in trajectories):
+        from agentrl.agents.backends.vlm_backend import pixel_inputs
+
+        vision = pixel_inputs([t.images for t in trajectories])
+    return TokenBatch(input_ids, attention, loss_mask, old, turn_index, lengths, vision)

@@ -178,7 +178,12 @@ class GRPOTrainer(Trainer):
                     sub = batch.select(part)
                     width = sub.input_ids.shape[1]
                     logprobs, entropy = token_logprobs(
-                        run.policy, sub.input_ids, sub.attention_mask, temperature=args.temperature
+                        run.policy,
+                        sub.input_ids,
+                        sub.attention_mask,
+                        temperature=args.temperature,
+                        extra_inputs=sub.vision,
+                        suppress_token_ids=run.suppressed_token_ids,
                     )
                     loss, stats = policy_loss(
                         logprobs,

@@ -14,7 +14,15 @@ from typing import Any
 from agentrl.core.errors import DependencyNotInstalled
 from agentrl.train._torch import import_torch
 
-__all__ = ["build_rollout", "check_env_id", "load_policy_model", "policy_state_dict", "resolve_model_path"]
+__all__ = [
+    "build_rollout",
+    "check_env_id",
+    "check_observations",
+    "is_vlm",
+    "load_policy_model",
+    "policy_state_dict",
+    "resolve_model_path",
+]
 
 
 def check_env_id(env_id: str) -> None:
@@ -43,6 +51,10 @@ def check_env_id(env_id: str) -> None:
 
 def resolve_model_path(model: str, output_dir: Path) -> Path:
     """A model folder: ``model`` itself, or for ``"tiny"`` / ``"tiny-llama"`` a tiny model built in the run."""
+    if model == "tiny-vlm":
+        from agentrl.agents.backends.tiny_vlm import build_tiny_vlm
+
+        return build_tiny_vlm(output_dir / "tiny-vlm")
     if model in ("tiny", "tiny-qwen2", "tiny-llama"):
         from agentrl.agents.backends.tiny import build_tiny_model
 
@@ -56,7 +68,8 @@ def resolve_model_path(model: str, output_dir: Path) -> Path:
     if not (path / "config.json").is_file():
         raise FileNotFoundError(
             f"no model at {path} (expected a Hugging Face folder with config.json); pass --model PATH, "
-            "or 'tiny' for a tiny random model, or 'smollm2' for the embedded SmolLM2-135M-Instruct"
+            "or 'tiny' for a tiny random model ('tiny-vlm': a tiny vision-language one), or 'smollm2' for the "
+            "embedded SmolLM2-135M-Instruct"
         )
     return path
 
@@ -76,7 +89,8 @@ def load_policy_model(
     import transformers
 
     transformers.utils.logging.disable_progress_bar()  # per-tensor bars would drown the step lines
-    model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
+    auto = transformers.AutoModelForImageTextToText if is_vlm(path) else transformers.AutoModelForCausalLM
+    model = auto.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
     if lora_rank > 0:
         try:
             import peft
@@ -92,6 +106,47 @@ def load_policy_model(
         model = peft.get_peft_model(model, config)
     model.train()
     return model
+
+
+def is_vlm(path: Path) -> bool:
+    """Whether the checkpoint at ``path`` has a vision tower (``vision_config`` in its ``config.json``)."""
+    import json
+
+    try:
+        return "vision_config" in json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+
+
+def check_observations(make_env: Callable[[], Any], model_path: Path) -> None:
+    """Fail before any episode when the env gives images and the model cannot read them.
+
+    Builds one env (and closes it) to read its observation space: an image ``Box`` (H, W, 3) or a ``Dict``
+    holding one needs a VLM checkpoint.
+
+    Raises:
+        ValueError: a pixel env with a text-only model, naming both and the fix.
+    """
+    from agentrl.rollout.engine import IMAGE_KEYS
+
+    if is_vlm(model_path):
+        return
+    env = make_env()
+    try:
+        space = getattr(env, "observation_space", None)
+    finally:
+        env.close()
+    shape = getattr(space, "shape", None)
+    pixels = shape is not None and len(shape) == 3 and shape[-1] == 3
+    inner = getattr(space, "spaces", None)
+    if isinstance(inner, dict):
+        pixels = any(key in inner for key in IMAGE_KEYS)
+    if pixels:
+        raise ValueError(
+            f"the env gives images ({space}) but {model_path} is a text-only model (no vision_config); pass a VLM "
+            "checkpoint (--model tiny-vlm for a tiny one, or a SmolVLM/Idefics3 folder), or the env's text view "
+            "(--env-kwarg obs_type=text)"
+        )
 
 
 def policy_state_dict(model: Any) -> dict[str, Any]:
@@ -173,9 +228,18 @@ def build_rollout(
     elif generation == "transformers":
         # A short batching window: the engine's concurrent episodes ask within a millisecond or two
         # of each other, and every millisecond waited is a millisecond of the step.
-        backend = TransformersBackend(
-            model_path, device=device, dtype=dtype, max_batch_size=max_batch_size, batch_wait_ms=1.0
-        )
+        if is_vlm(model_path):
+            from agentrl.agents.backends.vlm_backend import TransformersVLMBackend
+
+            backend = TransformersVLMBackend(
+                model_path, device=device, dtype=dtype, max_batch_size=max_batch_size, batch_wait_ms=1.0
+            )
+        else:
+            if multiagent is None:
+                check_observations(make_env, model_path)
+            backend = TransformersBackend(
+                model_path, device=device, dtype=dtype, max_batch_size=max_batch_size, batch_wait_ms=1.0
+            )
     else:
         raise ValueError(f"generation must be 'transformers' or 'vllm', got {generation!r}")
     if multiagent is not None:

@@ -178,7 +178,7 @@ class PPOTrainer(Trainer):
             old_logprobs, ref_logprobs, gap = run.rollout_logprobs(batch, local_tokens)
             metrics["update/logprob_mismatch"] = gap
             with torch.no_grad():
-                old_values = self.critic(batch.input_ids, batch.attention_mask) * mask
+                old_values = self.critic(batch.input_ids, batch.attention_mask, **batch.vision) * mask
                 if args.gae_mode == "length_adaptive":
                     lam_policy: Any = length_adaptive_lambda(mask.sum(-1), args.length_alpha)
                 else:
@@ -224,7 +224,7 @@ class PPOTrainer(Trainer):
                     sub = batch.select(part)
                     width = sub.input_ids.shape[1]
                     sub_tokens = float(sub.loss_mask.sum())
-                    values = self.critic_ddp(sub.input_ids, sub.attention_mask)
+                    values = self.critic_ddp(sub.input_ids, sub.attention_mask, **sub.vision)
                     v_loss, v_stats = value_loss(
                         values,
                         old_values[part][:, :width],
@@ -236,7 +236,12 @@ class PPOTrainer(Trainer):
                     (v_loss * sub_tokens / count * run.loss_scale).backward()
                     if train_policy:
                         logprobs, entropy = token_logprobs(
-                            run.policy, sub.input_ids, sub.attention_mask, temperature=args.temperature
+                            run.policy,
+                            sub.input_ids,
+                            sub.attention_mask,
+                            temperature=args.temperature,
+                            extra_inputs=sub.vision,
+                            suppress_token_ids=run.suppressed_token_ids,
                         )
                         loss, stats = policy_loss(
                             logprobs,

@@ -132,6 +132,8 @@ class PolicyRun:
         #: Trajectories per request: one per learner seat in multi-agent envs, else one.
         self.per_request = int(getattr(self.engine, "trajectories_per_request", 1))
         self.pad_id = self.backend.tokenizer.pad_token_id or 0
+        #: Tokens the generation backend never samples (a VLM's image tokens); the losses mask them too.
+        self.suppressed_token_ids: tuple[int, ...] = tuple(getattr(self.backend, "suppressed_token_ids", ()))
         self.step_index = 0
         self.logger: MetricsLogger | None = None
         #: The model the training forward passes go through: ``self.model`` wrapped in DDP when
@@ -332,15 +334,28 @@ class PolicyRun:
 
         temperature = self.args.temperature
         with torch.no_grad():
+            vision, suppress = batch.vision, self.suppressed_token_ids
             recomputed, _ = token_logprobs(
-                self.model, batch.input_ids, batch.attention_mask, temperature=temperature, with_entropy=False
+                self.model,
+                batch.input_ids,
+                batch.attention_mask,
+                temperature=temperature,
+                with_entropy=False,
+                extra_inputs=vision,
+                suppress_token_ids=suppress,
             )
             gap = float(((recomputed - batch.old_logprobs).abs() * batch.loss_mask).sum() / max(local_tokens, 1.0))
             old = recomputed if self.args.recompute_old_logprobs else batch.old_logprobs
             reference = None
             if self.reference is not None:
                 reference, _ = token_logprobs(
-                    self.reference, batch.input_ids, batch.attention_mask, temperature=temperature, with_entropy=False
+                    self.reference,
+                    batch.input_ids,
+                    batch.attention_mask,
+                    temperature=temperature,
+                    with_entropy=False,
+                    extra_inputs=vision,
+                    suppress_token_ids=suppress,
                 )
         return old, reference, gap
 

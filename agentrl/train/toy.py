@@ -15,7 +15,13 @@ from typing import Any
 from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.spaces import UnicodeText
 
-__all__ = ["LetterEnv", "letter_reward"]
+COLOUR_LETTERS: dict[str, tuple[tuple[int, int, int], str]] = {
+    "red": ((230, 40, 40), "a"),
+    "blue": ((40, 60, 230), "b"),
+}
+"""ColourLetterEnv's colours: the square's RGB and the letter that colour asks for."""
+
+__all__ = ["COLOUR_LETTERS", "ColourLetterEnv", "LetterEnv", "letter_reward"]
 
 
 def letter_reward(reply: str, target: str = "a", reply_chars: int = 16) -> float:
@@ -96,3 +102,78 @@ class LetterEnv(EpisodeEnv[str, str]):
     def current_task_id(self) -> str | None:
         """``letter-<target>``."""
         return f"letter-{self.target}"
+
+
+class ColourLetterEnv(EpisodeEnv[dict[str, Any], str]):
+    """The pixel twin of :class:`LetterEnv`: the letter to write is shown only by a colour.
+
+    Observation: ``{"pixels": (size, size, 3) uint8, "text": str}``; the image is a square filled with
+    red or blue (:data:`COLOUR_LETTERS`, picked by the seed), the text says only "Write the letter this
+    colour stands for". Red asks for ``a``, blue for ``b``. Reward: :func:`letter_reward` of the reply
+    against that letter; one turn. A model that ignores the image can at best write one letter and score
+    0.5 on average; reading the colour is what takes it to 1. It is the learning signal of the pixel
+    training test (``tests/test_vlm_training.py``).
+
+    Example:
+        >>> env = ColourLetterEnv()
+        >>> obs, info = env.reset(seed=0)
+        >>> obs["pixels"].shape, info["task_id"] in ("colour-red", "colour-blue")
+        ((56, 56, 3), True)
+        >>> env.step(env.oracle_plan()[0])[1]
+        1.0
+    """
+
+    metadata: dict[str, Any] = {"render_modes": [], "stop_sequences": ()}
+
+    def __init__(self, size: int = 56, reply_chars: int = 8) -> None:
+        import numpy as np
+        from gymnasium import spaces
+
+        super().__init__(max_turns=1)
+        self.size, self.reply_chars = int(size), int(reply_chars)
+        self.observation_space = spaces.Dict(
+            {"pixels": spaces.Box(0, 255, (self.size, self.size, 3), np.uint8), "text": UnicodeText(max_length=256)}
+        )
+        self.action_space = UnicodeText(max_length=65536)
+        self.system_prompt = ""
+        self.colour = "red"
+        self._gain = 0.0
+
+    def begin_episode(self, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Pick the colour from the seed (or ``options["colour"]``) and show it."""
+        import numpy as np
+
+        names = sorted(COLOUR_LETTERS)
+        chosen = options.get("colour")
+        self.colour = str(chosen) if chosen in COLOUR_LETTERS else names[int(self.np_random.integers(len(names)))]
+        pixels = np.zeros((self.size, self.size, 3), dtype=np.uint8)
+        pixels[:] = COLOUR_LETTERS[self.colour][0]
+        return {"pixels": pixels, "text": "Write the letter this colour stands for."}, {}
+
+    @property
+    def target(self) -> str:
+        """The letter the current colour asks for."""
+        return COLOUR_LETTERS[self.colour][1]
+
+    def act(self, turn: Turn[dict[str, Any]]) -> None:
+        """Score the reply; the episode ends."""
+        import numpy as np
+
+        self._gain = letter_reward(str(turn.action), self.target, self.reply_chars)
+        turn.observation = {"pixels": np.zeros((self.size, self.size, 3), dtype=np.uint8), "text": "Done."}
+        turn.reward_components = {"letters": self._gain}
+        turn.terminated, turn.done_reason = True, "turns_done"
+        turn.info = {"success": self._gain >= 0.5}
+
+    def step_reward(self, turn: Turn[dict[str, Any]]) -> float:
+        """The share of the right letter in the reply."""
+        return self._gain
+
+    def oracle_plan(self) -> tuple[str, ...]:
+        """The right letter, ``reply_chars`` times."""
+        return (self.target * self.reply_chars,)
+
+    def current_task_id(self) -> str | None:
+        """``colour-<name>``."""
+        return f"colour-{self.colour}"
+

@@ -12,8 +12,10 @@ also makes ``max_concurrency`` a limit for the whole backend rather than per cal
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import email.utils
+import io
 import json
 import math
 import operator
@@ -89,6 +91,54 @@ def _check_prompt_ids(prompt_ids: Any) -> list[int]:
     if not ids:
         raise ValueError(f"{what}, got an empty {type(prompt_ids).__name__}")
     return ids
+
+
+def _image_data_url(image: Any, where: str) -> str:
+    """An ``(H, W, 3)`` uint8 numpy image as a PNG ``data:`` URL; ValueError naming ``where`` for anything else."""
+    import numpy as np
+
+    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        got = (
+            f"a {image.dtype} array of shape {image.shape}"
+            if isinstance(image, np.ndarray)
+            else f"{type(image).__name__} {image!r:.60}"
+        )
+        raise ValueError(f"{where}: an image part must be a numpy uint8 array of shape (H, W, 3), got {got}")
+    if image.shape[0] == 0 or image.shape[1] == 0:
+        raise ValueError(f"{where}: an image part must be a non-empty (H, W, 3) uint8 array, got shape {image.shape}")
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise DependencyNotInstalled("pillow", extra="browser") from exc
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(image)).save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _openai_content(content: Any, index: int) -> Any:
+    """A message's ``content`` in OpenAI's form: a str as is; parts with ``"image"`` parts as ``image_url`` parts.
+
+    ``{"type": "text", "text": str}`` parts are sent as they are, ``{"type": "image", "image": array}`` parts
+    as ``{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}``; parts already in
+    OpenAI's form (``image_url``) pass through unchanged.
+    """
+    if isinstance(content, str) or content is None:
+        return content
+    if not isinstance(content, (list, tuple)):
+        raise ValueError(f"messages[{index}].content must be a str or a list of parts, got {type(content).__name__}")
+    parts: list[Any] = []
+    for j, part in enumerate(content):
+        where = f"messages[{index}].content[{j}]"
+        if not isinstance(part, dict):
+            raise ValueError(f"{where} must be a dict part, got {type(part).__name__}")
+        kind = part.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "text": str(part.get("text", ""))})
+        elif kind == "image":
+            parts.append({"type": "image_url", "image_url": {"url": _image_data_url(part.get("image"), where)}})
+        else:
+            parts.append(part)
+    return parts
 
 
 def _parse_retry_after(value: str | None) -> float | None:
@@ -207,7 +257,13 @@ class OpenAICompatibleBackend:
     def generate(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
         """Complete one conversation; blocks (the request runs on the backend's private event loop).
 
+        A message's ``content`` is a str or a list of parts: ``{"type": "text", "text": str}`` and
+        ``{"type": "image", "image": array}`` (a numpy uint8 array of shape (H, W, 3)), which is sent
+        as OpenAI's ``{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}``
+        (a PNG, needs Pillow). Parts already in OpenAI's form pass through unchanged.
+
         Raises:
+            ValueError: an image part is not an (H, W, 3) uint8 array, or a part is not a dict.
             BackendError: the request failed after its retries, or the backend is closed.
         """
         return self._wait("generate", self._complete(self.url, self._body(messages, config), self._parse))
@@ -215,7 +271,10 @@ class OpenAICompatibleBackend:
     async def agenerate(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
         """Complete one conversation without blocking; safe from any event loop and thread.
 
+        Messages as in :meth:`generate` (str content or text and image parts).
+
         Raises:
+            ValueError: an image part is not an (H, W, 3) uint8 array, or a part is not a dict.
             BackendError: the request failed after its retries, or the backend is closed.
         """
         return await self._await(self._complete(self.url, self._body(messages, config), self._parse))
@@ -272,9 +331,9 @@ class OpenAICompatibleBackend:
     def count_tokens(self, messages: Sequence[ChatMessage]) -> int:
         """An *estimate* of the prompt tokens: about 4 characters a token plus 4 tokens a message.
 
-        Content given as OpenAI parts (vision messages) counts its text parts, and 765 tokens per
-        image (OpenAI's cost of a high-detail 512x512 tile set). The server's tokenizer is unknown
-        here; use the ``usage`` of a reply for exact counts.
+        Content given as parts (vision messages) counts its text parts, and 765 tokens per image
+        (``image`` or ``image_url`` part; OpenAI's cost of a high-detail 512x512 tile set). The
+        server's tokenizer is unknown here; use the ``usage`` of a reply for exact counts.
         """
         total = 2
         for message in messages:
@@ -286,7 +345,7 @@ class OpenAICompatibleBackend:
             for part in content or ():
                 if isinstance(part, dict) and part.get("type") == "text":
                     total += math.ceil(len(str(part.get("text", ""))) / 4)
-                elif isinstance(part, dict) and part.get("type") == "image_url":
+                elif isinstance(part, dict) and part.get("type") in ("image_url", "image"):
                     total += 765
         return total
 
@@ -404,7 +463,9 @@ class OpenAICompatibleBackend:
 
     def _body(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> dict[str, Any]:
         body = self._sampling_body(config)
-        body["messages"] = [{"role": m["role"], "content": m["content"]} for m in messages]
+        body["messages"] = [
+            {"role": m["role"], "content": _openai_content(m["content"], i)} for i, m in enumerate(messages)
+        ]
         if self.logprobs:
             body["logprobs"] = True
         body.update(self.extra_body)

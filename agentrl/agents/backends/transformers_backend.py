@@ -48,6 +48,7 @@ class _Request:
     config: GenerationConfig
     future: concurrent.futures.Future[Generation]
     prompt_ids: list[int] | None = None  # token-in requests skip the chat template
+    images: list[Any] = field(default_factory=list)  # a VLM's processed images, in the order of their tokens
 
 
 @dataclass
@@ -241,7 +242,7 @@ class TransformersBackend:
             )
         # Its per-tensor "Loading weights" bar would interleave with the benchmark's progress bar.
         transformers.utils.logging.disable_progress_bar()
-        model = transformers.AutoModelForCausalLM.from_pretrained(self.model_path, dtype=getattr(torch, dtype))
+        model = self._load_model(transformers, getattr(torch, dtype))
         self._model = model.to(device).eval()
         self._torch = torch
 
@@ -251,6 +252,8 @@ class TransformersBackend:
         self._max_positions = int(getattr(self._model.config, "max_position_embeddings", 0) or 0) or None
         self._num_parameters = int(sum(p.numel() for p in self._model.parameters()))
         self._model_type = getattr(self._model.config, "model_type", None)
+        suppressed = self.suppressed_token_ids
+        self._suppressed = torch.tensor(suppressed, dtype=torch.long, device=device) if suppressed else None
         # transformers 5.x renamed the KV-cache argument from past_key_values to cache.
         forward_params = inspect.signature(self._model.forward).parameters
         self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
@@ -279,6 +282,10 @@ class TransformersBackend:
             "generate_s": 0.0,
         }
 
+    def _load_model(self, transformers: Any, dtype: Any) -> Any:
+        """The model from :attr:`model_path` (a causal LM here; a VLM backend loads its own class)."""
+        return transformers.AutoModelForCausalLM.from_pretrained(self.model_path, dtype=dtype)
+
     # ------------------------------------------------------------------ public API
 
     @property
@@ -290,6 +297,11 @@ class TransformersBackend:
     def model(self) -> Any:
         """The ``torch.nn.Module`` (in eval mode); ``None`` after :meth:`close`."""
         return self._model
+
+    @property
+    def suppressed_token_ids(self) -> tuple[int, ...]:
+        """Token ids never sampled (none for a text model); trainers mask them too, so logprobs agree."""
+        return ()
 
     @property
     def stop_token_ids(self) -> tuple[int, ...]:
@@ -442,7 +454,7 @@ class TransformersBackend:
         return futures
 
     def _submit_ids(
-        self, prompt_ids: Sequence[int], config: GenerationConfig
+        self, prompt_ids: Sequence[int], config: GenerationConfig, images: Sequence[Any] = ()
     ) -> concurrent.futures.Future[Generation]:
         vocab = len(self._tokenizer)
         ids = list(prompt_ids)
@@ -457,7 +469,7 @@ class TransformersBackend:
             if self._closed:
                 raise BackendError(f"{self.name}: backend closed")
             self._start_worker()
-            self._queue.put(_Request(None, config, future, prompt_ids=ids))
+            self._queue.put(_Request(None, config, future, prompt_ids=ids, images=list(images)))
         return future
 
     def _start_worker(self) -> None:
@@ -588,6 +600,8 @@ class TransformersBackend:
         """Pick one token from a row's float32 logits; return it and its logprob under the sampler."""
         torch = self._torch
         config = row.request.config
+        if self._suppressed is not None:  # tokens the model may never write (a VLM's image tokens)
+            logits = logits.index_fill(0, self._suppressed, float("-inf"))
         if config.temperature <= 0:
             token = int(torch.argmax(logits))
             return token, float(torch.log_softmax(logits, dim=-1)[token])
@@ -602,6 +616,10 @@ class TransformersBackend:
             logp = torch.log_softmax(kept, dim=-1)
         token = int(torch.multinomial(logp.exp(), 1, generator=row.generator))
         return token, float(logp[token])
+
+    def _prefill_inputs(self, rows: list[_Row]) -> dict[str, Any]:
+        """More model inputs for a batch's first forward pass (a VLM's pixels); none for a text model."""
+        return {}
 
     def _run_batch(self, requests: list[_Request]) -> None:
         torch = self._torch
@@ -633,6 +651,7 @@ class TransformersBackend:
                 position_ids=positions,
                 use_cache=True,
                 logits_to_keep=1,
+                **self._prefill_inputs(rows),
             )
             cache = _output_cache(out)
             last_position = positions[:, -1]

@@ -219,7 +219,15 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
     ``stuck_limit`` (truncate with ``done_reason="stuck"`` after that many refused moves in a row:
     keeps an RL policy from spending an episode on an illegal move), ``realtime`` (advance the clock by
     the wall time since the last step, at 60 frames a second, instead of ``frames_per_step``: the game
-    runs on while the agent thinks; not deterministic).
+    runs on while the agent thinks; not deterministic), ``milestone_judge`` and ``judge_milestones``
+    (FlashAdventure-style VLM milestones beside the game's own: a
+    :class:`~agentrl.envs.games.vlm_judge.MilestoneJudge` and a ``{name: description}`` mapping; at
+    reset and after each step the judge is asked, on a canvas-size screenshot, about each of these
+    milestones not yet reached (one VLM call each, unless cached). A milestone it confirms stays
+    reached for the episode, is listed in ``info["milestones"]`` and counted in ``milestones_done`` and
+    ``milestones_total``, and earns +1 in ``reward="milestones"`` mode (not when reached at reset, as
+    game milestones); a name equal to a game milestone's is the same milestone. A failing judge
+    backend raises its error from ``reset``/``step``).
 
     ## Version History
 
@@ -252,8 +260,20 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
         timeout_s: float | None = None,
         stuck_limit: int | None = None,
         realtime: bool = False,
+        milestone_judge: Any = None,
+        judge_milestones: Mapping[str, str] | None = None,
     ) -> None:
         from agentrl.core.choices import check_choice
+
+        if (milestone_judge is None) != (not judge_milestones):
+            raise ValueError("milestone_judge and judge_milestones ({name: description}) go together")
+        if judge_milestones and not all(isinstance(k, str) and isinstance(v, str) for k, v in judge_milestones.items()):
+            raise ValueError(
+                f"judge_milestones must map names (str) to descriptions (str), got {judge_milestones!r:.80}"
+            )
+        self.milestone_judge = milestone_judge
+        self.judge_milestones: dict[str, str] = dict(judge_milestones or {})
+        self._judged: list[str] = []
 
         self.spec_game = GAMES[check_choice("game", game, sorted(GAMES))]
         self.action_mode = check_choice("action_mode", action_mode, ACTION_MODES)
@@ -365,6 +385,25 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
         assert self._page is not None
         return self._page.evaluate("r => AgentRL.step(r)", request)
 
+    def _with_judged(self, out: dict[str, Any]) -> dict[str, Any]:
+        """``out`` with the judge's milestones merged into ``reached`` and ``milestones`` (no judge: ``out``)."""
+        if self.milestone_judge is None:
+            return out
+        reached = list(out.get("reached", ()))
+        pending = {n: d for n, d in self.judge_milestones.items() if n not in reached and n not in self._judged}
+        if pending:
+            assert self._page is not None
+            height, width = self.canvas_size
+            raw = self._page.evaluate("([w, h]) => AgentRL.capture(w, h)", [width, height])
+            frame = np.frombuffer(base64.b64decode(raw), dtype=np.uint8).reshape(height, width, 3)
+            self._judged += self.milestone_judge.milestones(frame, pending)
+        names = list(out.get("milestones", ()))
+        return {
+            **out,
+            "reached": reached + [n for n in self._judged if n not in reached],
+            "milestones": names + [n for n in self.judge_milestones if n not in names],
+        }
+
     def _observation(self, out: Mapping[str, Any]) -> Any:
         pixels = None
         if "frame" in out:
@@ -390,7 +429,8 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
         self._start(game_seed)
         self._stuck = 0
         self._last_step_time = None
-        out = self._request({"frames": 0})
+        self._judged = []
+        out = self._with_judged(self._request({"frames": 0}))
         self._status = out
         return self._observation(out), self._game_info(out)
 
@@ -400,6 +440,7 @@ class BrowserGameEnv(EpisodeEnv[Any, Any]):
         self._gain = 0.0
         try:
             out, action_error = self._act(turn.action)
+            out = self._with_judged(out)
         except BrowserError as exc:
             # the last frame seen (a blank one before any), as the page is gone
             frame = np.zeros((*self.obs_size, 3), np.uint8) if self._last_frame is None else self._last_frame

@@ -14,6 +14,16 @@ A milestone is reached when the mean colour of its region (movie pixels) is with
 - ``keydoor``: a yellow key and a brown door. Clicking the door without the key does nothing; clicking
   the key picks it up (it moves to the grey inventory slot); then clicking the door wins.
 
+Third-party games (:data:`THIRDPARTY`) are real Flash movies shipped as their authors built them, in
+``assets/games/thirdparty/<name>.swf`` with ``<name>.json`` (the milestones, same format) and
+``<name>.LICENSE`` (licence, source, commit, author). They are played like the own games, e.g.
+``gym.make("AgentRL/FlashGame-SWF-v0", game_options=game_options("evader"))``:
+
+- ``evader``: "Evader" (2007, alpha 0.12) by Maurycy Zarzycki, code MIT, graphics CC0, an AVM1 movie
+  (520x520). Its title screen's "PRESS HERE TO CONTINUE" button shows the level (milestones: the
+  floor tiles, the red player square); the level itself is played with the numpad (the env's
+  ``mouse_keyboard`` action mode), which the named moves do not cover.
+
 :func:`build_games` writes the files (at build or test time); the bytes are deterministic.
 """
 
@@ -22,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +40,7 @@ from agentrl.envs.games.swf.writer import Asm, Movie
 
 __all__ = [
     "GAMES",
+    "THIRDPARTY",
     "build_games",
     "clicker",
     "game_bytes",
@@ -169,14 +181,24 @@ def keydoor() -> tuple[bytes, dict[str, Any]]:
 GAMES: dict[str, Callable[[], tuple[bytes, dict[str, Any]]]] = {"clicker": clicker, "keydoor": keydoor}
 
 
+#: third-party movies shipped unchanged (see each ``<name>.LICENSE``) with their milestones JSON
+THIRDPARTY_DIR = Path(__file__).resolve().parent.parent / "assets" / "games" / "thirdparty"
+THIRDPARTY: tuple[str, ...] = ("evader",)
+
+
+def _thirdparty(name: str) -> tuple[bytes, dict[str, Any]]:
+    spec = json.loads((THIRDPARTY_DIR / f"{name}.json").read_text())
+    return (THIRDPARTY_DIR / f"{name}.swf").read_bytes(), spec
+
+
 def game_bytes(name: str) -> bytes:
-    """The .swf bytes of a shipped game."""
-    return GAMES[name]()[0]
+    """The .swf bytes of a shipped game (own or third-party)."""
+    return _thirdparty(name)[0] if name in THIRDPARTY else GAMES[name]()[0]
 
 
 def milestones(name: str) -> dict[str, Any]:
-    """The milestones spec of a shipped game."""
-    return GAMES[name]()[1]
+    """The milestones spec of a shipped game (own or third-party)."""
+    return _thirdparty(name)[1] if name in THIRDPARTY else GAMES[name]()[1]
 
 
 def game_options(name: str, url_prefix: str = "/swf") -> dict[str, Any]:
@@ -184,6 +206,8 @@ def game_options(name: str, url_prefix: str = "/swf") -> dict[str, Any]:
 
     >>> game_options("keydoor")["swf_url"], game_options("keydoor")["solution"]
     ('/swf/keydoor.swf', ['click key', 'click door'])
+    >>> game_options("evader")["win"]
+    'player on the board'
     """
     return {"swf_url": f"{url_prefix.rstrip('/')}/{name}.swf", **milestones(name)}
 
@@ -214,12 +238,17 @@ def user_dir() -> Path:
 def build_games(out_dir: str | Path) -> dict[str, tuple[Path, Path]]:
     """Write ``<name>.swf`` and ``<name>.json`` for every shipped game into ``out_dir`` (only if changed).
 
-    Returns ``{name: (swf_path, milestones_path)}``.
+    The third-party movies (:data:`THIRDPARTY`) are copied there too. Returns
+    ``{name: (swf_path, milestones_path)}``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, tuple[Path, Path]] = {}
-    for name, make in GAMES.items():
+    makers: dict[str, Callable[[], tuple[bytes, dict[str, Any]]]] = {
+        **GAMES,
+        **{name: partial(_thirdparty, name) for name in THIRDPARTY},
+    }
+    for name, make in makers.items():
         data, spec = make()
         swf, meta = out / f"{name}.swf", out / f"{name}.json"
         _write_if_changed(swf, data)

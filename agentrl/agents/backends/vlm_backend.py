@@ -1,0 +1,304 @@
+"""A local vision-language model through ``transformers``, with exact image tokens and dynamic batching.
+
+:class:`TransformersVLMBackend` is :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend`
+for a model with a vision tower (``AutoModelForImageTextToText``: SmolVLM/Idefics3 and others whose image
+tokens sit in the sequence as a fixed block per image). It keeps the same contract: one queue, requests
+batched as they come, per-row sampling settings, exact token ids and the sampler's logprobs. What it adds:
+
+* :meth:`~TransformersVLMBackend.encode_image` turns one (H, W, 3) uint8 image into an
+  :class:`EncodedImage`: the exact token ids the model reads for it (the processor's expansion of the
+  chat template's image placeholder) and its pixel inputs (``pixel_values``, ``pixel_attention_mask``).
+* :meth:`~TransformersVLMBackend.expand_images` replaces each placeholder id of a tokenised prompt by
+  its image's tokens, so a rollout builds a conversation with images token by token, as for text.
+* ``agenerate_ids(prompt_ids, config, images=[...])``: the images' pixels go into the batch's first
+  forward pass (rows without images get none); the image tokens themselves are never sampled
+  (:attr:`~TransformersVLMBackend.suppressed_token_ids`, masked in the trainer's logprobs too).
+* ``generate(messages)`` takes messages whose content holds ``{"type": "image", "image": array}`` parts
+  (the judge and the GUI agents use that).
+
+Example:
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from agentrl.agents.backends.base import GenerationConfig
+    >>> from agentrl.agents.backends.tiny_vlm import build_tiny_vlm
+    >>> backend = TransformersVLMBackend(build_tiny_vlm(tempfile.mkdtemp() + "/vlm"))
+    >>> image = np.zeros((84, 84, 3), dtype=np.uint8)
+    >>> len(backend.encode_image(image).token_ids)  # 16 image tokens and 3 around them
+    19
+    >>> message = {"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "Hi"}]}
+    >>> out = backend.generate([message], GenerationConfig(max_tokens=4, temperature=0))
+    >>> len(out.token_ids) <= 4 and not set(out.token_ids) & set(backend.suppressed_token_ids)
+    True
+    >>> backend.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
+from agentrl.agents.backends.transformers_backend import TransformersBackend, _Row
+
+__all__ = ["EncodedImage", "TransformersVLMBackend", "check_image"]
+
+_IMAGE_TOKENS = ("<image>", "<fake_token_around_image>", "<global-img>", "<|image_pad|>", "<|vision_start|>",
+                 "<|vision_end|>", "<|video_pad|>")  # fmt: skip
+
+
+def check_image(image: Any, where: str = "image") -> np.ndarray:
+    """``image`` as a (H, W, 3) uint8 array, or a ``ValueError`` that says what was expected and what came.
+
+    >>> check_image(np.zeros((2, 3, 3), dtype=np.uint8)).shape
+    (2, 3, 3)
+    >>> check_image(np.zeros((2, 3), dtype=np.uint8))
+    Traceback (most recent call last):
+    ValueError: image: expected a numpy uint8 array of shape (H, W, 3), got uint8 of shape (2, 3)
+    """
+    if not isinstance(image, np.ndarray):
+        raise ValueError(f"{where}: expected a numpy uint8 array of shape (H, W, 3), got {type(image).__name__}")
+    if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3 or 0 in image.shape:
+        raise ValueError(
+            f"{where}: expected a numpy uint8 array of shape (H, W, 3), got {image.dtype} of shape {image.shape}"
+        )
+    return image
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    """One image as the model reads it.
+
+    Attributes:
+        token_ids: the ids that stand for the image in the sequence (its whole block).
+        inputs: the processor's pixel inputs for this one image, as numpy arrays without the batch and
+            image axes (``pixel_values`` (3, H, W), ``pixel_attention_mask`` (H, W)).
+        digest: a hash of the image's pixels (for caches and checks).
+    """
+
+    token_ids: tuple[int, ...]
+    inputs: dict[str, np.ndarray]
+    digest: str
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the pixel inputs (the memory an image costs a trajectory)."""
+        return int(sum(array.nbytes for array in self.inputs.values()))
+
+
+class TransformersVLMBackend(TransformersBackend):
+    """Chat and token-in generation with a local VLM checkpoint (``AutoModelForImageTextToText``).
+
+    Args:
+        model_path: a folder with the model, its processor and tokenizer (``AutoProcessor`` loads it).
+        **kwargs: as :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend`.
+
+    Raises:
+        ValueError: the checkpoint has no image processor or no image token (a text-only model: use
+            ``TransformersBackend``).
+    """
+
+    def __init__(self, model_path: str | PathLike[str], **kwargs: Any) -> None:
+        import transformers
+
+        try:
+            self._processor = transformers.AutoProcessor.from_pretrained(model_path)
+        except Exception as exc:
+            raise ValueError(
+                f"{model_path}: cannot load an image processor ({type(exc).__name__}: {exc}); a text-only model "
+                "takes TransformersBackend, and a pixel env needs a model with a vision tower"
+            ) from exc
+        if getattr(self._processor, "image_processor", None) is None:
+            raise ValueError(
+                f"{model_path}: the processor has no image processor; a pixel env needs a model with a vision tower"
+            )
+        tokenizer = self._processor.tokenizer
+        self._image_placeholder = "<image>" if "<image>" in tokenizer.get_vocab() else None
+        if self._image_placeholder is None:
+            raise ValueError(
+                f"{model_path}: the tokenizer has no '<image>' token; TransformersVLMBackend serves models whose "
+                "chat template writes an image as '<image>' (SmolVLM/Idefics3)"
+            )
+        vocab = tokenizer.get_vocab()
+        self._image_ids = tuple(sorted(vocab[token] for token in _IMAGE_TOKENS if token in vocab))
+        self._image_cache: dict[str, EncodedImage] = {}
+        super().__init__(model_path, **kwargs)
+        self._placeholder_id = int(self._tokenizer.convert_tokens_to_ids(self._image_placeholder))
+
+    def _load_model(self, transformers: Any, dtype: Any) -> Any:
+        model = transformers.AutoModelForImageTextToText.from_pretrained(self.model_path, dtype=dtype)
+        if getattr(model.config, "vision_config", None) is None:
+            raise ValueError(f"{self.model_path}: the model has no vision tower (no vision_config)")
+        return model
+
+    # ------------------------------------------------------------------ images
+
+    @property
+    def processor(self) -> Any:
+        """The ``transformers`` processor (tokenizer + image processor)."""
+        return self._processor
+
+    @property
+    def suppressed_token_ids(self) -> tuple[int, ...]:
+        """The image tokens: they stand for pixels, so the model never writes them."""
+        return self._image_ids
+
+    @property
+    def image_placeholder(self) -> str:
+        """The text the chat template writes for an image part (``"<image>"``); the rollout engine writes it too."""
+        return str(self._image_placeholder)
+
+    @property
+    def image_placeholder_id(self) -> int:
+        """The id the chat template writes for an image part, before :meth:`expand_images`."""
+        return self._placeholder_id
+
+    def encode_image(self, image: np.ndarray) -> EncodedImage:
+        """The token ids and pixel inputs of one (H, W, 3) uint8 image (cached by its pixels).
+
+        Raises:
+            ValueError: not a (H, W, 3) uint8 array.
+        """
+        image = check_image(image)
+        digest = hashlib.sha256(image.tobytes() + repr(image.shape).encode()).hexdigest()
+        cached = self._image_cache.get(digest)
+        if cached is not None:
+            return cached
+        with self._tokenizer_lock:
+            out = self._processor(text=[self._image_placeholder], images=[[image]], return_tensors="np")
+        ids = tuple(int(i) for i in out["input_ids"][0])
+        inputs = {
+            key: np.asarray(out[key][0][0])
+            for key in ("pixel_values", "pixel_attention_mask")
+            if key in out and out[key] is not None
+        }
+        encoded = EncodedImage(ids, inputs, digest)
+        if len(self._image_cache) >= 512:
+            self._image_cache.pop(next(iter(self._image_cache)))
+        self._image_cache[digest] = encoded
+        return encoded
+
+    def expand_images(self, ids: Sequence[int], images: Sequence[EncodedImage]) -> list[int]:
+        """``ids`` with the i-th image placeholder replaced by ``images[i]``'s tokens.
+
+        Raises:
+            ValueError: the number of placeholders and of images differ.
+        """
+        out: list[int] = []
+        it = iter(images)
+        count = 0
+        for token in ids:
+            if token == self._placeholder_id:
+                image = next(it, None)
+                if image is None:
+                    raise ValueError(f"the text has more image placeholders than the {len(images)} images given")
+                out.extend(image.token_ids)
+                count += 1
+            else:
+                out.append(token)
+        if count != len(images):
+            raise ValueError(f"{len(images)} images for {count} image placeholders in the text")
+        return out
+
+    def encode_prompt(self, messages: Sequence[ChatMessage]) -> list[int]:
+        """The exact prompt ids of messages whose content may hold ``{"type": "image", "image": array}`` parts."""
+        ids = super().encode_prompt([_placeholders(m) for m in messages])
+        return self.expand_images(ids, [self.encode_image(image) for image in _images(messages)])
+
+    # ------------------------------------------------------------------ generation
+
+    def generate(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
+        """Complete one conversation with images (see :meth:`encode_prompt`); blocks until done."""
+        images = [self.encode_image(image) for image in _images(messages)]
+        return self._submit_ids(self.encode_prompt(messages), config, images).result()
+
+    async def agenerate(self, messages: Sequence[ChatMessage], config: GenerationConfig) -> Generation:
+        """:meth:`generate` without blocking the event loop."""
+        images = [self.encode_image(image) for image in _images(messages)]
+        return await asyncio.wrap_future(self._submit_ids(self.encode_prompt(messages), config, images))
+
+    def generate_ids(
+        self, prompt_ids: Sequence[int], config: GenerationConfig, images: Sequence[EncodedImage] = ()
+    ) -> Generation:
+        """Continue exact token ids whose image blocks are ``images``, in order; blocks until done."""
+        return self._submit_ids(prompt_ids, config, _checked(prompt_ids, images, self)).result()
+
+    async def agenerate_ids(  # type: ignore[override]
+        self, prompt_ids: Sequence[int], config: GenerationConfig, images: Sequence[EncodedImage] = ()
+    ) -> Generation:
+        """:meth:`generate_ids` without blocking the event loop; concurrent calls are batched."""
+        return await asyncio.wrap_future(self._submit_ids(prompt_ids, config, _checked(prompt_ids, images, self)))
+
+    def generate_batch(
+        self, conversations: Sequence[Sequence[ChatMessage]], config: GenerationConfig
+    ) -> list[Generation]:
+        """Complete several conversations (with images), batched; results in order."""
+        futures = [
+            self._submit_ids(self.encode_prompt(m), config, [self.encode_image(i) for i in _images(m)])
+            for m in conversations
+        ]
+        return [f.result() for f in futures]
+
+    def _prefill_inputs(self, rows: list[_Row]) -> dict[str, Any]:
+        return pixel_inputs([list(row.request.images) for row in rows], self.device)
+
+
+def pixel_inputs(images_per_row: Sequence[Sequence[EncodedImage]], device: Any = "cpu") -> dict[str, Any]:
+    """The pixel tensors of a batch: ``pixel_values`` (B, N, 3, H, W), zero images padding rows to N.
+
+    Idefics3 drops all-zero images (a real image never normalises to all zeros), so rows with fewer
+    images, or none, share the tensor. Empty when no row has an image.
+    """
+    import torch
+
+    count = max((len(images) for images in images_per_row), default=0)
+    if count == 0:
+        return {}
+    first = next(image for images in images_per_row for image in images)
+    out: dict[str, Any] = {}
+    for key, sample in first.inputs.items():
+        stacked = np.zeros((len(images_per_row), count, *sample.shape), dtype=sample.dtype)
+        for row, images in enumerate(images_per_row):
+            for index, image in enumerate(images):
+                stacked[row, index] = image.inputs[key]
+        tensor = torch.from_numpy(stacked)
+        out[key] = tensor.to(device=device, dtype=torch.bool if key == "pixel_attention_mask" else None)
+    return out
+
+
+def _checked(prompt_ids: Sequence[int], images: Sequence[EncodedImage], backend: TransformersVLMBackend) -> list[Any]:
+    """The images, after checking that the prompt holds their tokens (a mismatch would fail deep in the model)."""
+    image_token = backend.processor.image_token_id
+    expected = sum(sum(1 for t in image.token_ids if t == image_token) for image in images)
+    found = sum(1 for t in prompt_ids if t == image_token)
+    if found != expected:
+        raise ValueError(
+            f"the prompt holds {found} image tokens but the {len(images)} images given take {expected}; pass the "
+            "EncodedImage of every image block in the prompt, in order"
+        )
+    return list(images)
+
+
+def _images(messages: Sequence[ChatMessage]) -> list[np.ndarray]:
+    found: list[np.ndarray] = []
+    for index, message in enumerate(messages):
+        content: Any = message["content"]
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "image":
+                    found.append(check_image(part.get("image"), f"messages[{index}] image part"))
+    return found
+
+
+def _placeholders(message: ChatMessage) -> ChatMessage:
+    """The message with each image part's pixels dropped (the template writes a placeholder for it)."""
+    content: Any = message["content"]
+    if not isinstance(content, list):
+        return message
+    parts = [{"type": "image"} if isinstance(p, dict) and p.get("type") == "image" else p for p in content]
+    return ChatMessage(role=message["role"], content=parts)  # type: ignore[typeddict-item]

@@ -1,0 +1,181 @@
+"""Pixels through the rollout engine: the tiny VLM, its backend, exact image tokens, masks and logprobs.
+
+The tiny VLM is built here from a config (SmolVLM's architecture, random weights, a tokenizer trained
+here) and loaded with the real ``from_pretrained``; the env is ``AgentRL/ColourLetter-v0`` (a colour
+square and a line of text) and a two-turn variant that shows a second image.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install 'agentrl-gym[llm]')")
+pytest.importorskip("transformers", reason="transformers is not installed (pip install 'agentrl-gym[llm]')")
+
+from agentrl.agents.backends.base import GenerationConfig  # noqa: E402
+from agentrl.agents.backends.tiny_vlm import build_tiny_vlm  # noqa: E402
+from agentrl.agents.backends.vlm_backend import TransformersVLMBackend, check_image  # noqa: E402
+from agentrl.rollout import RolloutConfig, RolloutEngine, group_requests  # noqa: E402
+from agentrl.rollout.engine import observation_parts  # noqa: E402
+from agentrl.train.batch import pack_trajectories  # noqa: E402
+from agentrl.train.logprobs import token_logprobs  # noqa: E402
+from agentrl.train.toy import ColourLetterEnv  # noqa: E402
+
+
+class TwoLookEnv(ColourLetterEnv):
+    """ColourLetterEnv with two turns: after the first reply it shows a second (grey) image and asks again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_turns = 2
+
+    def act(self, turn: Any) -> None:
+        super().act(turn)
+        if self._turn < 2:
+            turn.terminated, turn.done_reason = False, None
+            turn.observation = {"pixels": np.full((40, 72, 3), 128, np.uint8), "text": "Once more."}
+
+
+@pytest.fixture(scope="module")
+def vlm_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_vlm(tmp_path_factory.mktemp("vlm") / "tiny-vlm")
+
+
+@pytest.fixture(scope="module")
+def backend(vlm_path: Path) -> Iterator[TransformersVLMBackend]:
+    made = TransformersVLMBackend(vlm_path, max_batch_size=8, batch_wait_ms=2.0)
+    yield made
+    made.close()
+
+
+def test_tiny_vlm_is_a_real_checkpoint(vlm_path: Path) -> None:
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(vlm_path)
+    model = AutoModelForImageTextToText.from_pretrained(vlm_path)
+    assert (
+        type(processor).__name__ == "Idefics3Processor" and type(model).__name__ == "Idefics3ForConditionalGeneration"
+    )
+    assert build_tiny_vlm(vlm_path) == vlm_path  # idempotent: the same folder is reused
+    with pytest.raises(FileExistsError):
+        other = vlm_path.parent / "someone-else"
+        other.mkdir()
+        (other / "config.json").write_text("{}")
+        build_tiny_vlm(other)
+
+
+def test_image_tokens_are_the_processors_own(backend: TransformersVLMBackend) -> None:
+    image = np.random.default_rng(0).integers(0, 256, (30, 50, 3), dtype=np.uint8)
+    encoded = backend.encode_image(image)
+    text = backend.processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Hi"}]}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
+    reference = backend.processor(text=[text], images=[[image]], return_tensors="np")
+    message = {"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "Hi"}]}
+    assert backend.encode_prompt([message]) == [int(i) for i in reference["input_ids"][0]]
+    np.testing.assert_array_equal(encoded.inputs["pixel_values"], reference["pixel_values"][0][0])
+    assert backend.encode_image(image) is encoded  # cached by its pixels
+    with pytest.raises(ValueError, match="images for"):
+        backend.expand_images([backend.image_placeholder_id], [encoded, encoded])
+
+
+def run_engine(backend: TransformersVLMBackend, env_fn: Any, seeds: list[int], **config: Any) -> list[Any]:
+    settings = {"num_envs": 4, "max_new_tokens": 6, "temperature": 1.0, "sampling_seed": 0, "keep_failed": True}
+    with RolloutEngine(env_fn, backend, config=RolloutConfig(**{**settings, **config})) as engine:
+        return engine.run(group_requests(seeds, group_size=2))
+
+
+def test_pixel_trajectories_are_exact(backend: TransformersVLMBackend) -> None:
+    """Masks 0 on every image and env token; logprobs equal a fresh forward pass; text round-trips."""
+    trajectories = run_engine(backend, TwoLookEnv, [0, 1, 2])
+    assert trajectories and all(t.ok for t in trajectories), [t.failure for t in trajectories]
+    image_ids = set(backend.suppressed_token_ids)
+    for t in trajectories:
+        t.validate()
+        assert len(t.images) == (2 if len(t.turns) == 2 else 1)
+        for token, mask in zip(t.token_ids, t.loss_mask, strict=True):
+            if token in image_ids:
+                assert mask == 0
+        policy = [tok for tok, m in zip(t.token_ids, t.loss_mask, strict=True) if m]
+        assert not set(policy) & image_ids  # image tokens are never sampled
+        # decode / re-encode: each completion's text is what its tokens say
+        for turn in t.turns:
+            start, end = turn.completion_span
+            assert backend.tokenizer.decode(t.token_ids[start:end], skip_special_tokens=True).startswith(turn.action)
+        assert t.to_dict()["images"] == [image.digest for image in t.images]
+    batch = pack_trajectories(trajectories, backend.tokenizer.pad_token_id)
+    assert batch.vision["pixel_values"].shape[:2] == (len(trajectories), 2)
+    with torch.no_grad():
+        fresh, _ = token_logprobs(
+            backend.model,
+            batch.input_ids,
+            batch.attention_mask,
+            extra_inputs=batch.vision,
+            suppress_token_ids=backend.suppressed_token_ids,
+        )
+    gap = ((fresh - batch.old_logprobs).abs() * batch.loss_mask).max()
+    assert float(gap) < 1e-4
+    assert torch.isfinite(fresh).all()
+    sub = batch.select([1, 0])
+    assert torch.equal(sub.vision["pixel_values"][1], batch.vision["pixel_values"][0])
+
+
+def test_groups_start_from_the_same_image(backend: TransformersVLMBackend) -> None:
+    trajectories = run_engine(backend, ColourLetterEnv, [3, 4])
+    by_group: dict[Any, set[str]] = {}
+    for t in trajectories:
+        by_group.setdefault(t.request.group_id, set()).add(t.images[0].digest)
+    assert all(len(digests) == 1 for digests in by_group.values())
+
+
+def test_batched_generation_matches_single(backend: TransformersVLMBackend) -> None:
+    """A row's greedy tokens do not depend on what it is batched with (rows with and without images)."""
+    image = np.full((20, 20, 3), 200, np.uint8)
+    with_image = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "x"}]}]
+    text_only = [{"role": "user", "content": "The answer is"}]
+    config = GenerationConfig(max_tokens=5, temperature=0.0)
+    alone = backend.generate(with_image, config)
+    together = backend.generate_batch([text_only, with_image, with_image], config)
+    assert together[1].token_ids == alone.token_ids == together[2].token_ids
+
+
+def test_bad_observations_fail_with_the_fix(backend: TransformersVLMBackend) -> None:
+    with pytest.raises(ValueError, match=r"expected a numpy uint8 array of shape \(H, W, 3\), got float32"):
+        check_image(np.zeros((4, 4, 3), np.float32))
+    from agentrl.rollout.engine import EpisodeFailed
+
+    with pytest.raises(EpisodeFailed, match="needs an image"):
+        observation_parts({"score": 1})
+    with pytest.raises(EpisodeFailed, match=r"observation\['pixels'\]"):
+        observation_parts({"pixels": np.zeros((4, 4), np.uint8)})
+
+    class FloatPixels(ColourLetterEnv):
+        def begin_episode(self, options: Any) -> Any:
+            obs, info = super().begin_episode(options)
+            return {**obs, "pixels": obs["pixels"].astype(np.float32)}, info
+
+    failed = run_engine(backend, FloatPixels, [0])
+    assert failed and all(not t.ok and "uint8" in str(t.failure) for t in failed)
+
+
+def test_a_text_model_on_a_pixel_env_is_refused_before_any_episode(tmp_path: Path) -> None:
+    from agentrl.agents.backends.tiny import build_tiny_model
+    from agentrl.agents.backends.transformers_backend import TransformersBackend
+    from agentrl.train.models import check_observations
+
+    text_model = build_tiny_model(tmp_path / "text")
+    with pytest.raises(ValueError, match=r"text-only model.*--model tiny-vlm"):
+        check_observations(ColourLetterEnv, text_model)
+    check_observations(ColourLetterEnv, build_tiny_vlm(tmp_path / "vlm"))  # a VLM: fine
+    with TransformersBackend(text_model) as text_backend:
+        failed = run_engine(text_backend, ColourLetterEnv, [0])  # type: ignore[arg-type]
+    assert all("reads text only" in str(t.failure) for t in failed)
+    with pytest.raises(ValueError, match=r"no image processor|cannot load an image processor"):
+        TransformersVLMBackend(text_model)
