@@ -179,3 +179,53 @@ def test_a_text_model_on_a_pixel_env_is_refused_before_any_episode(tmp_path: Pat
     assert all("reads text only" in str(t.failure) for t in failed)
     with pytest.raises(ValueError, match=r"no image processor|cannot load an image processor"):
         TransformersVLMBackend(text_model)
+
+
+class ManyLooksEnv(ColourLetterEnv):
+    """Four turns, a new image each (a different grey), as a GUI episode shows a screenshot a step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_turns = 4
+
+    def act(self, turn: Any) -> None:
+        super().act(turn)
+        if self._turn < 4:
+            turn.terminated, turn.done_reason = False, None
+            turn.observation = {
+                "pixels": np.full((28, 28, 3), 40 * self._turn, np.uint8),
+                "text": f"Look {self._turn}.",
+            }
+
+
+def test_max_images_opens_context_windows_that_are_each_exact(backend: TransformersVLMBackend) -> None:
+    """With max_images=2, a 4-image episode runs in 3 windows; each is exact and keeps at most 2 images."""
+    from agentrl.rollout.engine import IMAGE_OMITTED
+
+    trajectories = run_engine(backend, ManyLooksEnv, [0, 1], max_images=2)
+    assert trajectories and all(t.ok for t in trajectories), [t.failure for t in trajectories]
+    for t in trajectories:
+        assert t.num_turns == 4 and len(t.all_turns) == 4 and len(t.windows) == 2
+        for piece in t.pieces():
+            piece.validate()
+            assert 1 <= len(piece.images) <= 2
+        text = backend.tokenizer.decode(t.token_ids)
+        assert text.count(IMAGE_OMITTED) == 2  # images 1 and 2 are placeholders in the last window
+        assert t.total_reward == sum(turn.reward for turn in t.all_turns)
+    pieces = [piece for t in trajectories for piece in t.pieces()]
+    batch = pack_trajectories(pieces, backend.tokenizer.pad_token_id)
+    with torch.no_grad():
+        fresh, _ = token_logprobs(
+            backend.model,
+            batch.input_ids,
+            batch.attention_mask,
+            extra_inputs=batch.vision,
+            suppress_token_ids=backend.suppressed_token_ids,
+        )
+    assert float(((fresh - batch.old_logprobs).abs() * batch.loss_mask).max()) < 1e-4
+    # the same episodes without a limit: one window each, all four images in it
+    whole = run_engine(backend, ManyLooksEnv, [0, 1])
+    assert all(not t.windows and len(t.images) == 4 for t in whole)
+    image_token = backend.processor.image_token_id
+    assert all(t.token_ids.count(image_token) == 2 * 16 for t in trajectories)  # the last window: 2 images
+    assert all(t.token_ids.count(image_token) == 4 * 16 for t in whole)

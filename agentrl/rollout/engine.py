@@ -96,6 +96,12 @@ class RolloutConfig:
         max_staleness: the most policy versions a trajectory may lag (``None``: no bound); a
             trajectory whose start version falls further behind fails as ``stale`` before its next turn.
         observation_role: the chat role of the env's messages.
+        max_images: keep at most this many images (screenshots) in a VLM's context (``None``: all). When an
+            observation would exceed it, the episode goes on in a new context window: the conversation so far,
+            re-rendered with every image but the last ``max_images`` replaced by :data:`IMAGE_OMITTED`
+            (UI-TARS keeps its last 5 screenshots the same way). The earlier windows stay in the
+            trajectory (``Trajectory.windows``) and are trained as rows of their own; each window's tokens are
+            exact (its own prompt is tokenised once, then appended to as usual).
     """
 
     num_envs: int = 8
@@ -115,6 +121,7 @@ class RolloutConfig:
     keep_failed: bool = False
     max_staleness: int | None = None
     observation_role: str = "user"
+    max_images: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in _MODES:
@@ -126,6 +133,8 @@ class RolloutConfig:
             raise RolloutConfigError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
         if self.retries < 0:
             raise RolloutConfigError(f"retries must be >= 0, got {self.retries}")
+        if self.max_images is not None and self.max_images < 1:
+            raise RolloutConfigError(f"max_images must be at least 1 (or None for all), got {self.max_images}")
         for name in ("reset_timeout_s", "step_timeout_s", "generate_timeout_s"):
             if getattr(self, name) <= 0:
                 raise RolloutConfigError(f"{name} must be positive, got {getattr(self, name)}")
@@ -397,7 +406,7 @@ class RolloutEngine:
             lag = self.policy_version - trajectory.policy_version
             if config.max_staleness is not None and lag > config.max_staleness:
                 raise EpisodeFailed(f"stale: the policy moved {lag} versions past this trajectory's start")
-            if config.max_turns is not None and len(trajectory.turns) >= config.max_turns:
+            if config.max_turns is not None and trajectory.num_turns >= config.max_turns:
                 self._truncate(episode, "max_turns")
                 return
             budget = config.max_new_tokens
@@ -456,19 +465,24 @@ class RolloutEngine:
             if (
                 not (terminated or truncated)
                 and self.config.max_turns is not None
-                and len(trajectory.turns) + 1 >= self.config.max_turns
+                and trajectory.num_turns + 1 >= self.config.max_turns
             ):
                 truncated = True
             observation_span = (end, end)
+            roll: list[Any] | None = None  # the new images, when they open a new context window
             if not (terminated or truncated):
                 text, images = self._observation(obs)
-                ids = self.chat.observation_ids(
-                    text, generation.token_ids, has_system=episode.has_system, role=self.config.observation_role
-                )
-                ids = self._with_images(ids, images, trajectory)
-                observation_span = trajectory.append_env(ids)
+                limit = self.config.max_images
+                if images and limit is not None and len(trajectory.images) + len(images) > limit:
+                    roll = images
+                else:
+                    ids = self.chat.observation_ids(
+                        text, generation.token_ids, has_system=episode.has_system, role=self.config.observation_role
+                    )
+                    ids = self._with_images(ids, images, trajectory)
+                    observation_span = trajectory.append_env(ids)
+                    self.stats["env_tokens"] += len(ids)
                 trajectory.messages.append({"role": self.config.observation_role, "content": text})
-                self.stats["env_tokens"] += len(ids)
             trajectory.turns.append(
                 TurnRecord(
                     completion_span=(start, end),
@@ -484,6 +498,8 @@ class RolloutEngine:
                 )
             )
             self.stats["turns"] += 1
+            if roll is not None:
+                self._new_window(trajectory, roll)
             if terminated or truncated:
                 episode.done = True
         except Exception as exc:
@@ -513,9 +529,45 @@ class RolloutEngine:
         trajectory.images.extend(images)
         return expanded
 
+    def _new_window(self, trajectory: Trajectory, new_images: list[Any]) -> None:
+        """Close the current context window and open one with the last ``max_images`` images (see RolloutConfig)."""
+        limit = int(self.config.max_images or 1)
+        window = Trajectory(
+            request=trajectory.request,
+            token_ids=trajectory.token_ids,
+            loss_mask=trajectory.loss_mask,
+            logprobs=trajectory.logprobs,
+            prompt_length=trajectory.prompt_length,
+            turns=trajectory.turns,
+            policy_version=trajectory.policy_version,
+            images=trajectory.images,
+        )
+        kept = [*trajectory.images, *new_images][-limit:]
+        placeholder = str(self.policy.image_placeholder)  # type: ignore[attr-defined]
+        total = sum(str(m["content"]).count(placeholder) for m in trajectory.messages)
+        omit = total - len(kept)
+        messages: list[ChatMessage] = []
+        for message in trajectory.messages:
+            content = str(message["content"])
+            while omit > 0 and placeholder in content:
+                content = content.replace(placeholder, IMAGE_OMITTED, 1)
+                omit -= 1
+            messages.append({"role": message["role"], "content": content})
+        ids = list(self.policy.expand_images(self.chat.prompt_ids(messages), kept))  # type: ignore[attr-defined]
+        trajectory.windows.append(window)
+        trajectory.token_ids, trajectory.loss_mask, trajectory.logprobs = list(ids), [0] * len(ids), [0.0] * len(ids)
+        trajectory.prompt_length, trajectory.turns, trajectory.images = len(ids), [], kept
+        self.stats["env_tokens"] += len(ids)
+
     def _truncate(self, episode: _Episode, reason: str) -> None:
         """End an episode the engine cut short: the last turn (if any) becomes truncated."""
         trajectory = episode.trajectory
+        if not trajectory.turns and trajectory.windows:  # cut right after a new window: end in the last one
+            last_window = trajectory.windows.pop()
+            trajectory.token_ids, trajectory.loss_mask = last_window.token_ids, last_window.loss_mask
+            trajectory.logprobs, trajectory.turns = last_window.logprobs, last_window.turns
+            trajectory.prompt_length, trajectory.images = last_window.prompt_length, last_window.images
+            trajectory.messages.pop()
         if trajectory.turns:
             last = trajectory.turns[-1]
             # Its observation is already in the tokens; drop it so the sequence ends with the policy.
@@ -548,9 +600,8 @@ class RolloutEngine:
         """Release the worker and emit the trajectory; True when the request must be tried again."""
         trajectory = episode.trajectory
         trajectory.timings["total"] = time.perf_counter() - episode.started
-        trajectory.staleness = self.policy_version - (
-            trajectory.turns[-1].policy_version if trajectory.turns else trajectory.policy_version
-        )
+        turns = trajectory.all_turns
+        trajectory.staleness = self.policy_version - (turns[-1].policy_version if turns else trajectory.policy_version)
         if episode.worker is not None:
             self._busy.discard(episode.worker)
             self._idle.append(episode.worker)
@@ -590,7 +641,7 @@ class RolloutEngine:
         if self.config.sampling_seed is None:
             return None
         t = episode.trajectory
-        key = f"{self.config.sampling_seed}:{episode.position}:{t.request.index}:{t.attempts}:{len(t.turns)}"
+        key = f"{self.config.sampling_seed}:{episode.position}:{t.request.index}:{t.attempts}:{t.num_turns}"
         return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 1
 
 
@@ -622,6 +673,8 @@ def _add_time(trajectory: Trajectory, stats: dict[str, Any], kind: str, started:
     stats[f"{kind}_s"] += elapsed
 
 
+IMAGE_OMITTED = "[an earlier screenshot]"
+"""What stands for an image that a new context window leaves out (``RolloutConfig.max_images``)."""
 IMAGE_KEYS = ("screenshot", "pixels", "image")
 """Keys of a dict observation that hold its image (OSWorld's ``screenshot``, the games' ``pixels``)."""
 TEXT_KEYS = ("instruction", "text", "a11y_tree", "accessibility_tree")

@@ -91,6 +91,11 @@ class Trajectory:
         images: the images in ``token_ids``, in order (a VLM's
             :class:`~agentrl.agents.backends.vlm_backend.EncodedImage`: each one's token block and pixel
             inputs); empty for text. Their tokens are env tokens: loss mask 0.
+        windows: the episode's earlier context windows, oldest first, when the engine keeps only the last
+            ``max_images`` screenshots (:class:`~agentrl.rollout.engine.RolloutConfig`): each is a
+            trajectory of its own (its tokens, turns and images, valid by itself), and this one holds the
+            last window. Empty otherwise. :meth:`pieces` lists them all; :attr:`all_turns` and the reward
+            properties cover every window.
     """
 
     request: RolloutRequest
@@ -109,6 +114,7 @@ class Trajectory:
     reset_info: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=lambda: {"total": 0.0, "generate": 0.0, "env": 0.0})
     images: list[Any] = field(default_factory=list)
+    windows: list[Trajectory] = field(default_factory=list)
 
     # ------------------------------------------------------------------ building
 
@@ -138,9 +144,25 @@ class Trajectory:
         return self.status == "ok"
 
     @property
+    def all_turns(self) -> list[TurnRecord]:
+        """Every turn of the episode, those of earlier windows first (the same as :attr:`turns` without windows)."""
+        if not self.windows:
+            return self.turns
+        return [turn for window in self.windows for turn in window.turns] + self.turns
+
+    @property
+    def num_turns(self) -> int:
+        """How many policy turns the episode has had, in every window."""
+        return sum(len(window.turns) for window in self.windows) + len(self.turns)
+
+    def pieces(self) -> list[Trajectory]:
+        """The token sequences a trainer learns from: the earlier windows, then this one (just ``[self]`` without)."""
+        return [*self.windows, self]
+
+    @property
     def rewards(self) -> list[float]:
-        """The reward of each turn."""
-        return [turn.reward for turn in self.turns]
+        """The reward of each turn (every window's)."""
+        return [turn.reward for turn in self.all_turns]
 
     @property
     def total_reward(self) -> float:
@@ -150,7 +172,8 @@ class Trajectory:
     @property
     def terminal_reward(self) -> float:
         """The reward of the last turn (0.0 when there is none)."""
-        return self.turns[-1].reward if self.turns else 0.0
+        turns = self.all_turns
+        return turns[-1].reward if turns else 0.0
 
     @property
     def num_policy_tokens(self) -> int:
@@ -184,10 +207,12 @@ class Trajectory:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (for trace files)."""
-        images, self.images = self.images, []  # pixels stay out of trace files: their digests go in
+        images, windows = self.images, self.windows
+        self.images, self.windows = [], []  # pixels stay out of trace files: their digests go in
         try:
             data = asdict(self)
         finally:
-            self.images = images
+            self.images, self.windows = images, windows
         data["images"] = [getattr(image, "digest", None) for image in images]
+        data["windows"] = [window.to_dict() for window in windows]
         return json_safe(data)

@@ -27,6 +27,9 @@ class TrainArgs:
         max_new_tokens: tokens the policy may sample per turn.
         max_turns: an engine-side cap on turns per episode (None: the env's own budget).
         max_context_tokens: episodes end (truncated) before the sequence would exceed this.
+        max_images: a VLM keeps at most this many screenshots in its context; an episode that shows more
+            goes on in a new context window with older ones replaced by a placeholder (GRPO trains each
+            window; None: keep them all). See ``RolloutConfig.max_images``.
         temperature: sampling temperature of the rollouts (the loss uses the same).
         top_p: nucleus sampling mass of the rollouts (1.0 keeps logprobs exact).
         learning_rate: AdamW learning rate of the policy.
@@ -95,6 +98,7 @@ class TrainArgs:
     max_new_tokens: int = 64
     max_turns: int | None = None
     max_context_tokens: int | None = 4096
+    max_images: int | None = None
     temperature: float = 1.0
     top_p: float = 1.0
     learning_rate: float = 1e-5

@@ -121,7 +121,7 @@ class GRPOTrainer(Trainer):
         args, run = self.args, self.run
         started = time.perf_counter()
         metrics: dict[str, Any] = {}
-        ok = [t for t in trajectories if t.ok and t.turns]
+        ok = [t for t in trajectories if t.ok and t.all_turns]
 
         # 2. Advantages: each return against its group (or DCPO's smoothed history of its task).
         rewards = torch.tensor([t.total_reward for t in ok], dtype=torch.float32)
@@ -141,12 +141,17 @@ class GRPOTrainer(Trainer):
                 if len(values) == 1:
                     keep = [k and g != group for k, g in zip(keep, groups, strict=True)]
         if args.filter_void_turns:
-            keep = [k and not any(turn.void_turn for turn in t.turns) for k, t in zip(keep, ok, strict=True)]
-        rows = [i for i, k in enumerate(keep) if k]
-        metrics["filter/kept_fraction"] = len(rows) / max(len(ok), 1)
+            keep = [k and not any(turn.void_turn for turn in t.all_turns) for k, t in zip(keep, ok, strict=True)]
+        kept = [i for i, k in enumerate(keep) if k]
+        # One row per token sequence: an episode whose screenshots opened new context windows
+        # (RolloutConfig.max_images) has one per window, each with the episode's advantage.
+        owners = [i for i in kept for _ in ok[i].pieces()]
+        pieces = [piece for i in kept for piece in ok[i].pieces()]
+        rows = list(range(len(pieces)))
+        metrics["filter/kept_fraction"] = len(kept) / max(len(ok), 1)
         metrics["advantage/mean_abs"] = float(advantages.abs().mean()) if len(ok) else 0.0
         # The loss normalisers are global: tokens and rows over all ranks (one rank alone: these).
-        local_tokens = float(sum(ok[i].num_policy_tokens for i in rows))
+        local_tokens = float(sum(piece.num_policy_tokens for piece in pieces))
         count, total_rows = run.global_counts(local_tokens, float(len(rows)))
         if total_rows == 0:
             metrics["update/skipped"] = 1.0
@@ -154,8 +159,8 @@ class GRPOTrainer(Trainer):
             return metrics
         count = max(count, 1.0)
         if rows:
-            batch = pack_trajectories([ok[i] for i in rows], run.pad_id).to(run.device)
-            token_advantages = advantages[rows].to(run.device)[:, None] * batch.loss_mask
+            batch = pack_trajectories(pieces, run.pad_id).to(run.device)
+            token_advantages = advantages[owners].to(run.device)[:, None] * batch.loss_mask
 
         # The behaviour policy's logprobs (recomputed or the sampler's) and the reference's.
         ref_logprobs = None

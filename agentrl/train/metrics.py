@@ -45,7 +45,7 @@ def rollout_metrics(trajectories: Sequence[Any], requested: int, policy_version:
     if not ok:
         return metrics
     rewards = [t.total_reward for t in ok]
-    turns = [t for traj in ok for t in traj.turns]
+    turns = [t for traj in ok for t in traj.all_turns]
     successes = [
         float(bool(traj.turns[-1].info.get("success", traj.turns[-1].reward > 0))) if traj.turns else 0.0 for traj in ok
     ]
@@ -55,9 +55,9 @@ def rollout_metrics(trajectories: Sequence[Any], requested: int, policy_version:
             "reward/std": statistics.pstdev(rewards),
             "reward/max": max(rewards),
             "success/rate": statistics.fmean(successes),
-            "length/policy_tokens": statistics.fmean(t.num_policy_tokens for t in ok),
-            "length/total_tokens": statistics.fmean(len(t.token_ids) for t in ok),
-            "length/turns": statistics.fmean(len(t.turns) for t in ok),
+            "length/policy_tokens": statistics.fmean(sum(p.num_policy_tokens for p in t.pieces()) for t in ok),
+            "length/total_tokens": statistics.fmean(sum(len(p.token_ids) for p in t.pieces()) for t in ok),
+            "length/turns": statistics.fmean(t.num_turns for t in ok),
             "void_turn/rate": statistics.fmean(float(t.void_turn) for t in turns) if turns else 0.0,
             "staleness/mean": statistics.fmean(
                 (policy_version - (t.turns[-1].policy_version if t.turns else t.policy_version))

@@ -148,6 +148,12 @@ class PPOTrainer(Trainer):
         args, run = self.args, self.run
         started = time.perf_counter()
         metrics: dict[str, Any] = {}
+        if any(t.windows for t in trajectories):
+            raise ValueError(
+                "PPO learns from one token sequence per episode (its critic's returns run across the turns); episodes "
+                "split into context windows by max_images are trained with GRPO: use agentrl train grpo, or leave "
+                "--max-images unset"
+            )
         kept = [t for t in trajectories if t.ok and t.turns]
         if args.filter_void_turns:
             kept = [t for t in kept if not any(turn.void_turn for turn in t.turns)]

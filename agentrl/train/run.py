@@ -92,6 +92,7 @@ class PolicyRun:
             top_p=args.top_p,
             max_turns=args.max_turns,
             max_context_tokens=args.max_context_tokens,
+            max_images=args.max_images,
             max_staleness=args.max_staleness,
             keep_failed=True,  # the trainers learn from the ok ones; the failed ones say why (Trainer.step)
         )
