@@ -80,7 +80,7 @@ def test_image_tokens_are_the_processors_own(backend: TransformersVLMBackend) ->
     reference = backend.processor(text=[text], images=[[image]], return_tensors="np")
     message = {"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "Hi"}]}
     assert backend.encode_prompt([message]) == [int(i) for i in reference["input_ids"][0]]
-    np.testing.assert_array_equal(encoded.inputs["pixel_values"], reference["pixel_values"][0][0])
+    np.testing.assert_array_equal(encoded.inputs["pixel_values"], reference["pixel_values"][0])
     assert backend.encode_image(image) is encoded  # cached by its pixels
     with pytest.raises(ValueError, match="images for"):
         backend.expand_images([backend.image_placeholder_id], [encoded, encoded])
@@ -229,3 +229,15 @@ def test_max_images_opens_context_windows_that_are_each_exact(backend: Transform
     image_token = backend.processor.image_token_id
     assert all(t.token_ids.count(image_token) == 2 * 16 for t in trajectories)  # the last window: 2 images
     assert all(t.token_ids.count(image_token) == 4 * 16 for t in whole)
+
+
+def test_pixel_rollout_benchmark_runs_small(tmp_path: Path) -> None:
+    """``python -m agentrl.bench.rollout_pixels`` in miniature: both schedules, and the memory of one setting."""
+    from agentrl.bench.rollout_pixels import memory_per_keep, run_benchmark
+
+    report = run_benchmark(
+        trajectories=4, num_envs=2, repeats=1, max_new_tokens=4, size=32, model_dir=str(tmp_path), log=lambda _: None
+    )
+    assert report["lockstep_s"] > 0 and report["async_s"] > 0 and report["speedup"] > 0
+    (row,) = memory_per_keep([2], trajectories=2, size=32, log=lambda _: None)
+    assert row["max_images"] == 2 and row["windows_per_trajectory"] >= 2 and row["collection_peak_rss_mb"] > 0

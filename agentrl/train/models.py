@@ -110,12 +110,9 @@ def load_policy_model(
 
 def is_vlm(path: Path) -> bool:
     """Whether the checkpoint at ``path`` has a vision tower (``vision_config`` in its ``config.json``)."""
-    import json
+    from agentrl.agents.backends.vlm_backend import is_vlm_checkpoint
 
-    try:
-        return "vision_config" in json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
+    return is_vlm_checkpoint(path)
 
 
 def check_observations(make_env: Callable[[], Any], model_path: Path) -> None:

@@ -176,4 +176,3 @@ class ColourLetterEnv(EpisodeEnv[dict[str, Any], str]):
     def current_task_id(self) -> str | None:
         """``colour-<name>``."""
         return f"colour-{self.colour}"
-

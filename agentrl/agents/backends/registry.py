@@ -54,7 +54,12 @@ def make_backend(name: str, options: Mapping[str, Any] | None = None) -> LLMBack
     if name == "transformers":
         from agentrl.agents.backends.transformers_backend import TransformersBackend
 
-        return TransformersBackend(options.pop("model_path"), **options)
+        path = options.pop("model_path")
+        from agentrl.agents.backends.vlm_backend import TransformersVLMBackend, is_vlm_checkpoint
+
+        if is_vlm_checkpoint(path):  # a VLM checkpoint: the same backend name, images understood
+            return TransformersVLMBackend(path, **options)
+        return TransformersBackend(path, **options)
     if name == "openai":
         from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
 

@@ -14,7 +14,8 @@ batched as they come, per-row sampling settings, exact token ids and the sampler
   forward pass (rows without images get none); the image tokens themselves are never sampled
   (:attr:`~TransformersVLMBackend.suppressed_token_ids`, masked in the trainer's logprobs too).
 * ``generate(messages)`` takes messages whose content holds ``{"type": "image", "image": array}`` parts
-  (the judge and the GUI agents use that).
+  (the milestone judge) or OpenAI's ``{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}``
+  (the GUI and game agents), so ``agentrl bench --backend transformers --model-path <VLM>`` runs them.
 
 Example:
     >>> import tempfile
@@ -46,10 +47,21 @@ import numpy as np
 from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
 from agentrl.agents.backends.transformers_backend import TransformersBackend, _Row
 
-__all__ = ["EncodedImage", "TransformersVLMBackend", "check_image"]
+__all__ = ["EncodedImage", "TransformersVLMBackend", "check_image", "is_vlm_checkpoint"]
 
 _IMAGE_TOKENS = ("<image>", "<fake_token_around_image>", "<global-img>", "<|image_pad|>", "<|vision_start|>",
                  "<|vision_end|>", "<|video_pad|>")  # fmt: skip
+
+
+def is_vlm_checkpoint(path: str | PathLike[str]) -> bool:
+    """Whether the Hugging Face folder at ``path`` holds a model with a vision tower (``vision_config``)."""
+    import json
+    from pathlib import Path
+
+    try:
+        return "vision_config" in json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
 
 
 def check_image(image: Any, where: str = "image") -> np.ndarray:
@@ -76,8 +88,9 @@ class EncodedImage:
 
     Attributes:
         token_ids: the ids that stand for the image in the sequence (its whole block).
-        inputs: the processor's pixel inputs for this one image, as numpy arrays without the batch and
-            image axes (``pixel_values`` (3, H, W), ``pixel_attention_mask`` (H, W)).
+        inputs: the processor's pixel inputs for this one image, as numpy arrays without the batch axis:
+            ``pixel_values`` (S, 3, H, W) and ``pixel_attention_mask`` (S, H, W), S the image's sub-images
+            (1 here; SmolVLM's tiles plus the whole image when the processor splits large images).
         digest: a hash of the image's pixels (for caches and checks).
     """
 
@@ -173,7 +186,7 @@ class TransformersVLMBackend(TransformersBackend):
             out = self._processor(text=[self._image_placeholder], images=[[image]], return_tensors="np")
         ids = tuple(int(i) for i in out["input_ids"][0])
         inputs = {
-            key: np.asarray(out[key][0][0])
+            key: np.asarray(out[key][0])
             for key in ("pixel_values", "pixel_attention_mask")
             if key in out and out[key] is not None
         }
@@ -251,21 +264,25 @@ class TransformersVLMBackend(TransformersBackend):
 def pixel_inputs(images_per_row: Sequence[Sequence[EncodedImage]], device: Any = "cpu") -> dict[str, Any]:
     """The pixel tensors of a batch: ``pixel_values`` (B, N, 3, H, W), zero images padding rows to N.
 
-    Idefics3 drops all-zero images (a real image never normalises to all zeros), so rows with fewer
-    images, or none, share the tensor. Empty when no row has an image.
+    A row holds its images' sub-images in order. Idefics3 drops all-zero images (a real image never
+    normalises to all zeros), so rows with fewer images, or none, share the tensor. Empty when no row
+    has an image.
     """
     import torch
 
-    count = max((len(images) for images in images_per_row), default=0)
-    if count == 0:
+    first = next((image for images in images_per_row for image in images), None)
+    if first is None:
         return {}
-    first = next(image for images in images_per_row for image in images)
     out: dict[str, Any] = {}
     for key, sample in first.inputs.items():
-        stacked = np.zeros((len(images_per_row), count, *sample.shape), dtype=sample.dtype)
-        for row, images in enumerate(images_per_row):
-            for index, image in enumerate(images):
-                stacked[row, index] = image.inputs[key]
+        rows = [
+            np.concatenate([image.inputs[key] for image in images]) if images else None for images in images_per_row
+        ]
+        count = max(len(r) for r in rows if r is not None)
+        stacked = np.zeros((len(images_per_row), count, *sample.shape[1:]), dtype=sample.dtype)
+        for index, row in enumerate(rows):
+            if row is not None:
+                stacked[index, : len(row)] = row
         tensor = torch.from_numpy(stacked)
         out[key] = tensor.to(device=device, dtype=torch.bool if key == "pixel_attention_mask" else None)
     return out
@@ -284,14 +301,34 @@ def _checked(prompt_ids: Sequence[int], images: Sequence[EncodedImage], backend:
     return list(images)
 
 
+def _is_image_part(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in ("image", "image_url")
+
+
+def _decode_data_url(url: Any, where: str) -> np.ndarray:
+    """An OpenAI ``image_url`` part's ``data:image/...;base64,`` URL as pixels (what the reference agents send)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    if not isinstance(url, str) or not url.startswith("data:image/") or ";base64," not in url:
+        raise ValueError(f"{where}: a local VLM reads images given as pixels or as data:image/...;base64 URLs")
+    with Image.open(io.BytesIO(base64.b64decode(url.split(";base64,", 1)[1]))) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8)
+
+
 def _images(messages: Sequence[ChatMessage]) -> list[np.ndarray]:
     found: list[np.ndarray] = []
     for index, message in enumerate(messages):
         content: Any = message["content"]
         if isinstance(content, list):
             for part in content:
+                where = f"messages[{index}] image part"
                 if isinstance(part, dict) and part.get("type") == "image":
-                    found.append(check_image(part.get("image"), f"messages[{index}] image part"))
+                    found.append(check_image(part.get("image"), where))
+                elif isinstance(part, dict) and part.get("type") == "image_url":
+                    found.append(check_image(_decode_data_url((part.get("image_url") or {}).get("url"), where), where))
     return found
 
 
@@ -300,5 +337,5 @@ def _placeholders(message: ChatMessage) -> ChatMessage:
     content: Any = message["content"]
     if not isinstance(content, list):
         return message
-    parts = [{"type": "image"} if isinstance(p, dict) and p.get("type") == "image" else p for p in content]
+    parts = [{"type": "image"} if _is_image_part(p) else p for p in content]
     return ChatMessage(role=message["role"], content=parts)  # type: ignore[typeddict-item]
