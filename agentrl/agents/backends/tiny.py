@@ -70,6 +70,57 @@ _FORMAT_VERSION = 2
 _MARKER = "agentrl_tiny.json"
 
 
+def is_built(target: Path, marker_name: str, wanted: dict[str, Any], what: str) -> bool:
+    """Whether ``target`` already holds the folder these arguments build (its marker file says so).
+
+    Raises:
+        FileExistsError: ``target`` holds something else (never clobbered: it may be a real checkpoint).
+    """
+    marker = target / marker_name
+    if marker.is_file():
+        try:
+            if json.loads(marker.read_text()) == wanted:
+                return True
+        except (OSError, ValueError):
+            pass  # a corrupt marker: rebuild
+    if target.exists() and not marker.is_file() and any(target.iterdir()):
+        raise FileExistsError(f"{target} exists and is not {what} built by agentrl; choose an empty path")
+    return False
+
+
+def write_model_folder(target: Path, marker_name: str, wanted: dict[str, Any], *parts: Any) -> Path:
+    """Save ``parts`` (a model, its tokenizer or processor: anything with ``save_pretrained``) into ``target``.
+
+    Atomic: written into a temporary sibling, with the marker file, then renamed into place, so an
+    interrupted build never leaves a half-written model behind.
+    """
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # "Writing model shards" would clutter logs
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for part in parts:
+            if hasattr(part, "config") and hasattr(part, "state_dict"):
+                part.save_pretrained(tmp, safe_serialization=True)
+            else:
+                part.save_pretrained(tmp)
+        (tmp / marker_name).write_text(json.dumps(wanted))
+        # mkdtemp made the folder private; give it (and the files) the usual umask permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)
+        for file in tmp.iterdir():
+            file.chmod(0o666 & ~umask)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
 def tiny_corpus() -> list[str]:
     """A small deterministic corpus (English, Python, arithmetic; a few hundred lines) to train the BPE on."""
     subjects = ["the agent", "a student", "the model", "my friend", "the robot", "our team", "the teacher", "a child"]
@@ -174,16 +225,8 @@ def build_tiny_model(
 
     target = Path(path)
     wanted = {"version": _FORMAT_VERSION, "family": family, "vocab_size": vocab_size, "seed": seed}
-    marker = target / _MARKER
-    if marker.is_file():
-        try:
-            if json.loads(marker.read_text()) == wanted:
-                return target
-        except (OSError, ValueError):
-            pass  # a corrupt marker: rebuild below
-    if target.exists() and not marker.is_file() and any(target.iterdir()):
-        # Never clobber a folder we did not write: it may be somebody's real checkpoint.
-        raise FileExistsError(f"{target} exists and is not a tiny model built by agentrl; choose an empty path")
+    if is_built(target, _MARKER, wanted, "a tiny model"):
+        return target
 
     # Tokenizer: byte-level BPE, so every string round-trips exactly (no unknown tokens).
     tokenizer = Tokenizer(models.BPE())
@@ -242,25 +285,4 @@ def build_tiny_model(
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.generation_config = GenerationConfig(eos_token_id=stop_ids, pad_token_id=pad_id, bos_token_id=bos_id)
 
-    import transformers
-
-    transformers.utils.logging.disable_progress_bar()  # "Writing model shards" would clutter logs
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        model.save_pretrained(tmp, safe_serialization=True)
-        fast.save_pretrained(tmp)
-        (tmp / _MARKER).write_text(json.dumps(wanted))
-        # mkdtemp made the folder private; give it (and the files) the usual umask permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o777 & ~umask)
-        for file in tmp.iterdir():
-            file.chmod(0o666 & ~umask)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+    return write_model_folder(target, _MARKER, wanted, model, fast)

@@ -30,14 +30,10 @@ Example:
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import tempfile
 from os import PathLike
 from pathlib import Path
 
-from agentrl.agents.backends.tiny import _QWEN2_PRETOKENIZE_REGEX, tiny_corpus
+from agentrl.agents.backends.tiny import _QWEN2_PRETOKENIZE_REGEX, is_built, tiny_corpus, write_model_folder
 from agentrl.core.errors import DependencyNotInstalled
 
 __all__ = ["TINY_VLM_CHAT_TEMPLATE", "build_tiny_vlm"]
@@ -113,15 +109,8 @@ def build_tiny_vlm(
 
     target = Path(path)
     wanted = {"version": _FORMAT_VERSION, "vocab_size": vocab_size, "image_size": image_size, "seed": seed}
-    marker = target / _MARKER
-    if marker.is_file():
-        try:
-            if json.loads(marker.read_text()) == wanted:
-                return target
-        except (OSError, ValueError):
-            pass
-    if target.exists() and not marker.is_file() and any(target.iterdir()):
-        raise FileExistsError(f"{target} exists and is not a tiny VLM built by agentrl; choose an empty path")
+    if is_built(target, _MARKER, wanted, "a tiny VLM"):
+        return target
 
     tokenizer = Tokenizer(models.BPE())
     tokenizer.normalizer = normalizers.NFC()
@@ -195,24 +184,4 @@ def build_tiny_vlm(
     stop_ids = [ids["<|im_end|>"], ids["<|endoftext|>"]]
     model.generation_config = GenerationConfig(eos_token_id=stop_ids, pad_token_id=ids["<|endoftext|>"])
 
-    import transformers
-
-    transformers.utils.logging.disable_progress_bar()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        model.save_pretrained(tmp, safe_serialization=True)
-        processor.save_pretrained(tmp)
-        (tmp / _MARKER).write_text(json.dumps(wanted))
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o777 & ~umask)
-        for file in tmp.iterdir():
-            file.chmod(0o666 & ~umask)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+    return write_model_folder(target, _MARKER, wanted, model, processor)
