@@ -292,7 +292,10 @@ def test_pixel_observations_fail_with_a_clear_reason(backends) -> None:
     config = RolloutConfig(num_envs=1, max_new_tokens=4, keep_failed=True)
     with RolloutEngine(lambda: gym.make("CartPole-v1"), backends["qwen2"], config=config) as engine:
         trajectory = engine.run([RolloutRequest(seed=0)])[0]
-    assert trajectory.status == "failed" and "needs text observations" in (trajectory.failure or "")
+    assert trajectory.status == "failed"
+    assert "takes text, an (H, W, 3) uint8 image or a dict of them; got a float32 array of shape (4,)" in str(
+        trajectory.failure
+    )
 
 
 def test_streaming_yields_as_episodes_finish(backends) -> None:

@@ -703,7 +703,7 @@ def observation_parts(observation: Any) -> tuple[str, list[Any]]:
 
     if isinstance(observation, str):
         return observation, []
-    if isinstance(observation, np.ndarray):
+    if isinstance(observation, np.ndarray) and observation.ndim == 3:
         try:
             return "", [check_image(observation, "observation")]
         except ValueError as exc:
@@ -723,6 +723,10 @@ def observation_parts(observation: Any) -> tuple[str, list[Any]]:
         if len(texts) == 1:
             return texts[0][1], checked
         return "\n".join(f"{key}: {value}" for key, value in texts), checked
+    got = type(observation).__name__
+    if isinstance(observation, np.ndarray):
+        got = f"a {observation.dtype} array of shape {observation.shape}"
     raise EpisodeFailed(
-        f"the rollout engine takes text, an (H, W, 3) uint8 image or a dict of them; got {type(observation).__name__}"
+        f"the rollout engine takes text, an (H, W, 3) uint8 image or a dict of them; got {got} (wrap a vector env "
+        "so that it returns text, as agentrl's envs do)"
     )
