@@ -36,14 +36,18 @@ __all__ = ["MixedLatencyEnvs", "main", "run_benchmark"]
 class MixedLatencyEnvs:
     """An env factory that alternates Python-sandbox and sleep tools (``python_every``-th env is Python).
 
+    ``env_class``: the :class:`~agentrl.rollout.workloads.LatencyEnv` (sub)class to build (the pixel benchmark's
+    :class:`~agentrl.bench.rollout_pixels.PixelLatencyEnv`); ``LatencyEnv`` by default.
+
     Example:
         >>> make = MixedLatencyEnvs(python_every=2, min_latency_s=0.0, max_latency_s=0.0)
         >>> [make().tool for _ in range(4)]
         ['python', 'sleep', 'python', 'sleep']
     """
 
-    def __init__(self, python_every: int = 2, **env_kwargs: Any) -> None:
+    def __init__(self, python_every: int = 2, env_class: Any = None, **env_kwargs: Any) -> None:
         self.python_every = python_every
+        self.env_class = env_class
         self.env_kwargs = env_kwargs
         self._count = itertools.count()
         self._lock = threading.Lock()
@@ -55,7 +59,7 @@ class MixedLatencyEnvs:
         with self._lock:
             n = next(self._count)
         python = self.python_every > 0 and n % self.python_every == 0
-        return LatencyEnv(tool="python" if python else "sleep", **self.env_kwargs)
+        return (self.env_class or LatencyEnv)(tool="python" if python else "sleep", **self.env_kwargs)
 
 
 def _collect(

@@ -1,8 +1,9 @@
 """``python -m agentrl.bench.rollout_pixels``: async versus lockstep on a pixel env, and memory per screenshot kept.
 
-The workload is :class:`PixelLatencyEnv`: :class:`~agentrl.rollout.workloads.LatencyEnv`'s stragglers
-(episodes of 1-8 turns, each step 10-500 ms, drawn from the seed) with a new (H, W, 3) screenshot in
-every observation, as a GUI or game env gives. The policy is the tiny VLM
+The workload is :class:`PixelLatencyEnv`: the text benchmark's stragglers
+(:mod:`agentrl.bench.rollout`: episodes of 1-8 turns, each step's tool call 10-500 ms, drawn from the seed,
+every other env's call a real sandboxed Python run) with a new (H, W, 3) screenshot in every observation,
+as a GUI or game env gives. The policy is the tiny VLM
 (:func:`~agentrl.agents.backends.tiny_vlm.build_tiny_vlm`, random weights) through
 :class:`~agentrl.agents.backends.vlm_backend.TransformersVLMBackend`'s dynamic batching.
 
@@ -74,13 +75,15 @@ class PixelLatencyEnv(LatencyEnv):
         return {"pixels": self._screen(), "text": text}, reward, terminated, truncated, info
 
 
-def _collect(backend: Any, env_kwargs: dict[str, Any], mode: str, num_envs: int, count: int, **config: Any) -> Any:
-    import functools
-
+def _collect(
+    backend: Any, env_kwargs: dict[str, Any], mode: str, num_envs: int, count: int, python_every: int = 0, **config: Any
+) -> Any:
+    from agentrl.bench.rollout import MixedLatencyEnvs
     from agentrl.rollout import RolloutConfig, RolloutEngine, RolloutRequest
 
     settings = RolloutConfig(num_envs=num_envs, mode=mode, temperature=1.0, sampling_seed=0, max_turns=16, **config)
-    with RolloutEngine(functools.partial(PixelLatencyEnv, **env_kwargs), backend, config=settings) as engine:
+    envs = MixedLatencyEnvs(python_every, env_class=PixelLatencyEnv, **env_kwargs)
+    with RolloutEngine(envs, backend, config=settings) as engine:
         started = time.perf_counter()
         done = engine.run([RolloutRequest(seed=seed) for seed in range(count)])
         return time.perf_counter() - started, done, dict(engine.stats)
@@ -93,10 +96,15 @@ def run_benchmark(
     repeats: int = 3,
     max_new_tokens: int = 8,
     size: int = 224,
+    python_every: int = 2,
     model_dir: str | None = None,
     log: Any = print,
 ) -> dict[str, Any]:
-    """Async versus lockstep on :class:`PixelLatencyEnv` with the tiny VLM; the figures as a dict."""
+    """Async versus lockstep on :class:`PixelLatencyEnv` with the tiny VLM; the figures as a dict.
+
+    ``python_every``: every n-th env makes its tool call a sandboxed Python run (0: all sleep), as the text
+    benchmark's default.
+    """
     from agentrl.agents.backends.tiny_vlm import build_tiny_vlm
     from agentrl.agents.backends.vlm_backend import TransformersVLMBackend
 
@@ -105,13 +113,16 @@ def run_benchmark(
         build_tiny_vlm(folder, image_size=IMAGE_SIZE), max_batch_size=64, batch_wait_ms=2.0
     )
     env_kwargs = {"size": size, "min_turns": 1, "max_turns": 8, "min_latency_s": 0.01, "max_latency_s": 0.5}
-    report: dict[str, Any] = {"workload": {**env_kwargs, "max_new_tokens": max_new_tokens}, "num_envs": num_envs}
+    report: dict[str, Any] = {
+        "workload": {**env_kwargs, "max_new_tokens": max_new_tokens, "python_every": python_every},
+        "num_envs": num_envs,
+    }
     try:
         times: dict[str, list[float]] = {"lockstep": [], "async": []}
         for repeat in range(repeats):
             for mode in ("lockstep", "async"):
                 elapsed, done, stats = _collect(
-                    backend, env_kwargs, mode, num_envs, trajectories, max_new_tokens=max_new_tokens
+                    backend, env_kwargs, mode, num_envs, trajectories, python_every, max_new_tokens=max_new_tokens
                 )
                 failed = sum(not t.ok for t in done)
                 if failed:
@@ -229,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=8)
     parser.add_argument("--size", type=int, default=224, help="the screenshots' side in pixels")
+    parser.add_argument("--python-every", type=int, default=2, help="every n-th env uses sandboxed Python (0: none)")
     parser.add_argument("--keep", default="1,3,8", help="max_images settings for the memory figures ('' to skip)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -238,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         repeats=args.repeats,
         max_new_tokens=args.max_new_tokens,
         size=args.size,
+        python_every=args.python_every,
     )
     keeps = [int(k) for k in args.keep.split(",") if k.strip()]
     if keeps:
