@@ -97,15 +97,23 @@ TASKS = [
 ]
 
 KILL_THE_SLEEPER = """
-import os, signal
-for pid in os.listdir('/proc'):
-    if pid.isdigit():
-        try:
-            cmd = open('/proc/%s/cmdline' % pid, 'rb').read().replace(b'\\0', b' ')
-        except OSError:
-            continue
-        if b'sleep 4243.7' in cmd:
-            os.kill(int(pid), signal.SIGKILL)
+import os, signal, time
+def sleepers():
+    found = []
+    for pid in os.listdir('/proc'):
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                cmd = open('/proc/%s/cmdline' % pid, 'rb').read().replace(b'\\0', b' ')
+            except OSError:
+                continue
+            if b'sleep 4243.7' in cmd:
+                found.append(int(pid))
+    return found
+deadline = time.monotonic() + 5  # the setup's background sleeper may not have started yet (a loaded machine)
+while not sleepers() and time.monotonic() < deadline:
+    time.sleep(0.05)
+for pid in sleepers():
+    os.kill(pid, signal.SIGKILL)
 """
 
 

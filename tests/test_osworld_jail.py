@@ -84,6 +84,9 @@ def test_killall_and_close_end_daemons_but_spare_infra(jail: Jail) -> None:
     marker = f"4{uuid.uuid4().int % 10**6:06d}"
     infra = jail.spawn(["sleep", f"{marker}.9"], infra=True)
     assert jail.run(["sh", "-c", DAEMONS.format(m=marker)])[0] == 0
+    deadline = time.monotonic() + 5  # the backgrounded sleeps start a moment after their shell exits
+    while len(_host_procs(marker)) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(_host_procs(marker)) == 5
     assert len([p for p in jail.ps() if any(marker in a for a in p.argv)]) == 5  # the jail sees them too
     assert jail.killall(grace_s=0.5) == []
