@@ -89,26 +89,31 @@ def test_cli_trains_a_vlm_on_a_flash_game(tmp_path: Path, algorithm: str) -> Non
 
 
 @pytest.mark.desktop
-def test_cli_trains_a_vlm_on_the_desktop(tmp_path: Path) -> None:
+@pytest.mark.parametrize("algorithm", ["grpo", "ppo"])
+def test_cli_trains_a_vlm_on_the_desktop(tmp_path: Path, algorithm: str) -> None:
     if shutil.which("Xvfb") is None or shutil.which("xterm") is None:
         pytest.skip("needs Xvfb and xterm (apt-get install xvfb xterm)")
     pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
+    # GRPO as the README runs it, with a screenshot window of 3; PPO trains one sequence per episode
+    # (it refuses windows), so its episodes stay within one context.
+    sizes = (
+        ["--group-size", "2", "--prompts-per-step", "1", "--max-images", "3"]
+        if algorithm == "grpo"
+        else ["--episodes-per-step", "2"]
+    )
     run_cli(
         tmp_path,
-        "grpo",
+        algorithm,
         "--env",
         "AgentRL/OSWorld-v0",
         "--max-steps",
         "2",
-        "--group-size",
-        "2",
-        "--prompts-per-step",
-        "1",
         "--num-envs",
         "1",
         "--max-new-tokens",
         "8",
         "--max-turns",
-        "2",
+        "4",
+        *sizes,
         max_failed=1.0,  # a shipped task's app that fails to start costs that one trajectory, not the step
     )

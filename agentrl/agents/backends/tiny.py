@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
@@ -174,6 +175,43 @@ def tiny_corpus() -> list[str]:
     return lines
 
 
+def train_tiny_tokenizer(vocab_size: int, special_tokens: Sequence[str], *, qwen2_style: bool) -> Any:
+    """A byte-level BPE ``tokenizers.Tokenizer`` trained on :func:`tiny_corpus` (every string round-trips).
+
+    ``qwen2_style`` gives Qwen2's own normaliser and pre-tokenizer: transformers rebuilds a
+    Qwen2Tokenizer with exactly these next to a qwen2 config whatever ``tokenizer.json`` says, so
+    anything else would make ``AutoTokenizer`` and ``tokenizer.json`` disagree on the ids. Otherwise
+    the plain byte-level pre-tokenizer (Llama's tiny family).
+
+    Raises:
+        DependencyNotInstalled: the ``tokenizers`` package is missing.
+    """
+    try:
+        from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise DependencyNotInstalled("tokenizers", extra="llm") from exc
+    tokenizer = Tokenizer(models.BPE())
+    if qwen2_style:
+        tokenizer.normalizer = normalizers.NFC()
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(_QWEN2_PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+    else:
+        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(tiny_corpus(), trainer=trainer)
+    return tokenizer
+
+
 def build_tiny_model(
     path: str | PathLike[str],
     *,
@@ -212,7 +250,6 @@ def build_tiny_model(
         raise ValueError(f"vocab_size must be at least {256 + len(specials['tokens'])} (the byte alphabet + specials)")
     try:
         import torch
-        from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
         from transformers import (
             AutoModelForCausalLM,
             GenerationConfig,
@@ -228,29 +265,7 @@ def build_tiny_model(
     if is_built(target, _MARKER, wanted, "a tiny model"):
         return target
 
-    # Tokenizer: byte-level BPE, so every string round-trips exactly (no unknown tokens).
-    tokenizer = Tokenizer(models.BPE())
-    if family == "qwen2":
-        # Qwen2's own normaliser and pre-tokenizer: transformers rebuilds a Qwen2Tokenizer with exactly
-        # these next to a qwen2 config whatever tokenizer.json says, so anything else would make
-        # AutoTokenizer and tokenizer.json disagree on the ids.
-        tokenizer.normalizer = normalizers.NFC()
-        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(_QWEN2_PRETOKENIZE_REGEX), behavior="isolated", invert=False),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-    else:
-        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=list(specials["tokens"]),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(tiny_corpus(), trainer=trainer)
+    tokenizer = train_tiny_tokenizer(vocab_size, specials["tokens"], qwen2_style=family == "qwen2")
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         bos_token=specials["bos"],

@@ -33,7 +33,7 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
-from agentrl.agents.backends.tiny import _QWEN2_PRETOKENIZE_REGEX, is_built, tiny_corpus, write_model_folder
+from agentrl.agents.backends.tiny import is_built, train_tiny_tokenizer, write_model_folder
 from agentrl.core.errors import DependencyNotInstalled
 
 __all__ = ["TINY_VLM_CHAT_TEMPLATE", "build_tiny_vlm"]
@@ -95,7 +95,6 @@ def build_tiny_vlm(
         raise ValueError(f"image_size must be a positive multiple of {PATCH * SCALE}, got {image_size}")
     try:
         import torch
-        from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
         from transformers import (
             GenerationConfig,
             Idefics3Config,
@@ -112,22 +111,8 @@ def build_tiny_vlm(
     if is_built(target, _MARKER, wanted, "a tiny VLM"):
         return target
 
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.normalizer = normalizers.NFC()
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(_QWEN2_PRETOKENIZE_REGEX), behavior="isolated", invert=False),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=list(_SPECIALS),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(tiny_corpus(), trainer=trainer)
+    # Qwen2's pre-tokenizer, as the tiny text model's qwen2 family.
+    tokenizer = train_tiny_tokenizer(vocab_size, _SPECIALS, qwen2_style=True)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         eos_token="<|im_end|>",
