@@ -12,21 +12,22 @@ result scores 0.
 
 from __future__ import annotations
 
-import builtins
 import csv
 import difflib
 import functools
 import json
 import math
-import operator
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.envs.osworld.app_evaluators import APP_METRICS
+from agentrl.envs.osworld.chrome_metrics import CHROME_METRICS
 from agentrl.envs.osworld.metrics_docx import DOCX_METRICS
 from agentrl.envs.osworld.metrics_pptx import PPTX_METRICS
+from agentrl.envs.osworld.rule_match import match_value_to_rule
 
 __all__ = [
     "METRICS",
@@ -130,48 +131,6 @@ def literal_match(result: Any, expected: Any, **options: Any) -> float:
             return 0.0
         return float([norm(v) for v in result] == [norm(v) for v in expected])
     raise NotImplementedError(f"literal_match: unsupported type {literal_type!r}; use 'str' or 'list'")
-
-
-def match_value_to_rule(value: Any, rule: Mapping[str, Any]) -> bool:
-    """Match ``value`` against ``{"method": ..., "ref": ...}`` as OSWorld's ``_match_value_to_rule`` does.
-
-    Methods: ``re[.FLAG...]`` (regex search), ``eq ne le lt ge gt``, ``approx:THRESHOLD``,
-    ``range.XY`` (X, Y in ``e``/``t``: ``ref[0] <=/< value <=/< ref[1]``), ``str_list_eq``,
-    ``str_set_eq`` (comma-separated string vs a list).
-
-    >>> match_value_to_rule("Dark Theme", {"method": "re.I", "ref": "dark"})
-    True
-    >>> match_value_to_rule(4, {"method": "eq", "ref": 4})
-    True
-    >>> match_value_to_rule("3.1", {"method": "approx:0.2", "ref": 3})
-    True
-    >>> match_value_to_rule(5, {"method": "range.te", "ref": [4, 5]})
-    True
-    >>> match_value_to_rule("b,a", {"method": "str_set_eq", "ref": ["a", "b"]})
-    True
-    """
-    method: str = rule["method"]
-    ref = rule["ref"]
-    if method.startswith("re"):
-        flags = (getattr(re, name) for name in method.split(".")[1:])
-        flag = functools.reduce(operator.or_, flags, re.RegexFlag(0))
-        return re.search(ref, str(value), flag) is not None
-    if method in {"eq", "ne", "le", "lt", "ge", "gt"}:
-        return bool(getattr(operator, method)(value, ref))
-    if method.startswith("approx"):
-        threshold = float(method.split(":")[1])
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            return False
-        return abs(number - float(ref)) <= threshold
-    if method.startswith("range."):
-        left, right = method[6], method[7]
-        return bool(getattr(operator, "l" + left)(ref[0], value) and getattr(operator, "l" + right)(value, ref[1]))
-    if method in {"str_list_eq", "str_set_eq"}:
-        container = getattr(builtins, method[4:-3])
-        return bool(container(str(value).strip("\"'").split(",")) == container(ref))
-    raise NotImplementedError(f"unknown rule method {method!r}")
 
 
 _MISSING = object()
@@ -476,10 +435,20 @@ METRICS: dict[str, Callable[..., float]] = {
 
 METRICS.update(DOCX_METRICS)  # Writer metrics (python-docx), agentrl.envs.osworld.metrics_docx
 METRICS.update(PPTX_METRICS)  # Impress metrics (python-pptx), agentrl.envs.osworld.metrics_pptx
-from agentrl.envs.osworld.chrome_metrics import CHROME_METRICS  # noqa: E402 - OSWorld's Chrome metrics
+METRICS.update(CHROME_METRICS)  # Chrome's URL and tab metrics, agentrl.envs.osworld.chrome_metrics
+METRICS.update(APP_METRICS)  # the app modules' metrics, agentrl.envs.osworld.app_evaluators
 
-METRICS.update(CHROME_METRICS)
 
-from agentrl.envs.osworld.app_evaluators import APP_METRICS  # noqa: E402 - the app modules' metrics
+def _with_this_table(metric: Callable[..., float]) -> Callable[..., float]:
+    """``metric`` with ``metrics=METRICS`` handed in; its name and docstring kept (``__wrapped__`` is it)."""
 
-METRICS.update(APP_METRICS)
+    @functools.wraps(metric)
+    def bound(result: Any, expected: Any, **options: Any) -> float:
+        return metric(result, expected, metrics=METRICS, **options)
+
+    return bound
+
+
+# compare_archive sends each member through another metric (text, docx, image...): it is handed this whole
+# table here rather than importing it, so no app module imports this one.
+METRICS["compare_archive"] = _with_this_table(APP_METRICS["compare_archive"])

@@ -471,21 +471,23 @@ _ARCHIVE_METRICS = {
 }
 
 
-def _archive_metric(file_type: str) -> Callable[..., float]:
+def _archive_metric(file_type: str, metrics: Mapping[str, Callable[..., float]] | None) -> Callable[..., float]:
     name = _ARCHIVE_METRICS.get(file_type)
     if name is None:
         raise ValueError(f"compare_archive: file_type {file_type!r} is not one of {sorted(_ARCHIVE_METRICS)}")
-    if name in METRICS:
-        return METRICS[name]
-    from agentrl.envs.osworld.metrics import METRICS as ALL_METRICS  # lazy: metrics.py imports this module
-
-    metric = ALL_METRICS.get(name)
+    table = METRICS if metrics is None else metrics
+    metric = table.get(name)
     if metric is None:
-        raise ValueError(f"compare_archive: file_type {file_type!r} needs metric {name!r}, which is not ported")
+        raise ValueError(
+            f"compare_archive: file_type {file_type!r} needs metric {name!r}, which is not in the table given; "
+            "pass metrics=agentrl.envs.osworld.metrics.METRICS (where every ported metric is)"
+        )
     return metric
 
 
-def compare_archive(pred_path: Any, gold_path: Any, **kwargs: Any) -> float:
+def compare_archive(
+    pred_path: Any, gold_path: Any, *, metrics: Mapping[str, Callable[..., float]] | None = None, **kwargs: Any
+) -> float:
     """Compare two archives (zip or tar) member by member (OSWorld's ``compare_archive``).
 
     Options: ``file_path`` (the folder inside the archives to compare, default the top), ``file_type``
@@ -494,15 +496,21 @@ def compare_archive(pred_path: Any, gold_path: Any, **kwargs: Any) -> float:
     list the same names; then the mean of the member scores. Departure: archives with nothing to compare
     score 0 (OSWorld divides by zero).
 
+    ``metrics`` is the table the member metric is looked up in: :data:`agentrl.envs.osworld.metrics.METRICS`
+    hands itself here (so ``evaluate()`` reaches every ported metric, ``compare_text_file`` the default);
+    called directly, without it, only this module's metrics (``pdf``, ``csv``) are reached.
+
     >>> import tempfile, os, zipfile
     >>> d = tempfile.mkdtemp(); a, b = os.path.join(d, "a.zip"), os.path.join(d, "b.zip")
     >>> for path in (a, b):
     ...     with zipfile.ZipFile(path, "w") as z: z.writestr("notes.txt", "same text")
-    >>> compare_archive(a, b), compare_archive(os.path.join(d, "missing.zip"), b), compare_archive(None, b)
+    >>> from agentrl.envs.osworld.metrics import METRICS
+    >>> archive = METRICS["compare_archive"]  # this function, with the whole table handed in
+    >>> archive(a, b), archive(os.path.join(d, "missing.zip"), b), archive(None, b)
     (1.0, 0.0, 0.0)
     """
     file_path = str(kwargs.pop("file_path", "") or "")
-    compare = _archive_metric(str(kwargs.pop("file_type", "text")))
+    compare = _archive_metric(str(kwargs.pop("file_type", "text")), metrics)
     pred, gold = _path(pred_path), _path(gold_path)
     if pred is None or gold is None:
         return 0.0

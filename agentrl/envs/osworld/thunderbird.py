@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.envs.osworld.rule_match import match_value_to_rule
 
 __all__ = [
     "GETTERS",
@@ -150,7 +151,7 @@ def check_thunderbird_prefs(result: Any, rules: Mapping[str, Any], **options: An
     r"""1 iff every ``expect`` pref is set and matches its rule, and no set ``unexpect`` pref matches its rule.
 
     ``result``: the path of ``prefs.js``; ``rules = {"expect": {name: {"method", "ref"}}, "unexpect": {...}}``
-    (methods of :func:`~agentrl.envs.osworld.metrics.match_value_to_rule`). A pref absent from ``prefs.js``
+    (methods of :func:`~agentrl.envs.osworld.rule_match.match_value_to_rule`). A pref absent from ``prefs.js``
     (Thunderbird writes only the non-default ones) fails its ``expect`` rule and passes its ``unexpect`` rule;
     a name in both lists is checked as ``expect`` only (OSWorld's ``if/elif``).
 
@@ -164,8 +165,6 @@ def check_thunderbird_prefs(result: Any, rules: Mapping[str, Any], **options: An
     """
     if result is None:
         return 0.0
-    from agentrl.envs.osworld.metrics import match_value_to_rule  # here: metrics imports this module
-
     prefs = parse_prefs(_read_text(result))
     expect: Mapping[str, Any] = rules.get("expect", {})
     unexpect: Mapping[str, Any] = rules.get("unexpect", {})

@@ -44,6 +44,7 @@ from xml.etree import ElementTree
 import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.envs.osworld.rule_match import match_value_to_rule
 
 __all__ = [
     "GETTERS",
@@ -741,7 +742,7 @@ def check_mp3_meta(result: Any, meta: Any, **options: Any) -> float:
     """1 if every ID3 field of ``meta`` (``{"title": {"method": "eq", "ref": "..."}}``) matches the file's tag.
 
     Fields are EasyID3 names (``title``, ``artist``, ``album``...); a multi-valued field is joined with
-    ``,``; a missing one is ``""``. Methods are those of :func:`~agentrl.envs.osworld.metrics.match_value_to_rule`.
+    ``,``; a missing one is ``""``. Methods are those of :func:`~agentrl.envs.osworld.rule_match.match_value_to_rule`.
 
     No result file (the getter found none) scores 0 without reading any tag:
 
@@ -755,9 +756,6 @@ def check_mp3_meta(result: Any, meta: Any, **options: Any) -> float:
         from mutagen.easyid3 import EasyID3
     except ImportError as error:
         raise DependencyNotInstalled("mutagen", extra="osworld-office") from error
-    # imported here: metrics imports app_evaluators, which imports this module
-    from agentrl.envs.osworld.metrics import match_value_to_rule
-
     try:
         tags = EasyID3(str(result))
     except (MutagenError, OSError, ValueError) as error:

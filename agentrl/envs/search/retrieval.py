@@ -26,11 +26,13 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
+
+from agentrl.envs.search import searchr1
+from agentrl.envs.search.hit import Hit
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -79,20 +81,6 @@ class PassageLike(Protocol):
     def text(self) -> str:
         """Its text."""
         ...
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One retrieved passage and its score (higher is better; scales differ between retrievers)."""
-
-    id: str
-    title: str
-    text: str
-    score: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """The hit as a JSON-ready dict."""
-        return {"id": self.id, "title": self.title, "text": self.text, "score": self.score}
 
 
 @runtime_checkable
@@ -651,8 +639,6 @@ class HTTPRetriever:
             return []
         clean = [sanitize_query(q) for q in queries]
         if self.protocol == "searchr1":
-            from agentrl.envs.search import searchr1
-
             data = self._post(searchr1.build_request(clean, max(1, int(k)), return_scores=True))
             try:
                 return [row[: max(0, int(k))] for row in searchr1.parse_result(data, len(clean))]

@@ -12,7 +12,7 @@ Search-R1 (``search_r1/search/retrieval_server.py``) answers
 Its agent (``search_r1/llm_agent/generation.py``) posts ``return_scores: true`` and reads only
 ``doc["contents"]``: the first line is the title, the rest the text.
 
->>> from agentrl.envs.search.retrieval import Hit
+>>> from agentrl.envs.search.hit import Hit
 >>> body = format_result([[Hit("7", "Ada", "Ada was a mathematician.", 0.5)]], return_scores=True)
 >>> body
 {'result': [[{'document': {'id': '7', 'contents': '"Ada"\nAda was a mathematician.'}, 'score': 0.5}]]}
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentrl.envs.search.flashrag import split_contents
-from agentrl.envs.search.retrieval import Hit
+from agentrl.envs.search.hit import Hit
 
 __all__ = ["DEFAULT_TOPK", "build_request", "format_result", "hit_to_document", "join_contents", "parse_result"]
 
