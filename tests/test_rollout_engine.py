@@ -199,6 +199,7 @@ def test_faults_are_isolated_and_never_deadlock(mode: str, backends) -> None:
     envs = {
         "hang": functools.partial(FaultyEnv, fault="hang", hang_s=20.0, turns=2, only_seeds=(1,)),
         "raise": functools.partial(FaultyEnv, fault="step_raises", turns=2, only_seeds=(1,)),
+        "env_error": functools.partial(FaultyEnv, fault="env_error", turns=2, only_seeds=(1,)),
         "reset": functools.partial(FaultyEnv, fault="reset_raises", turns=2, only_seeds=(1,)),
     }
     for kind, env_fn in envs.items():
@@ -210,6 +211,7 @@ def test_faults_are_isolated_and_never_deadlock(mode: str, backends) -> None:
         expected = {
             "hang": "timed out after 0.5s",
             "raise": "injected fault in step",
+            "env_error": "the env failed mid-episode (done_reason env_error): FaultyEnv: injected crash",
             "reset": "injected fault in reset",
         }
         assert expected[kind] in (bad.failure or "")

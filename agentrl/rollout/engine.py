@@ -16,9 +16,9 @@ Two schedules over the same episode code:
 Episodes are built token by token (:class:`~agentrl.rollout.chat.ChatTokenizer`): the first prompt
 is tokenised once, each completion is appended as sampled, each observation is tokenised alone
 with its template glue and appended; nothing is re-tokenised. A failing episode (an env that
-raises or hangs, a backend error, a stale policy) is marked ``failed`` with the reason, retried
-``retries`` times, and then dropped or kept as the config says; every wait has a deadline, so one
-bad episode never stalls the others.
+raises or hangs or ends with ``done_reason="env_error"``, a backend error, a stale policy) is
+marked ``failed`` with the reason, retried ``retries`` times, and then dropped or kept as the
+config says; every wait has a deadline, so one bad episode never stalls the others.
 
 Example:
     >>> import functools, tempfile
@@ -462,6 +462,11 @@ class RolloutEngine:
             finally:
                 _add_time(trajectory, self.stats, "env", started)
             terminated, truncated = bool(terminated), bool(truncated)
+            if info.get("done_reason") == "env_error":
+                # The env's own machinery failed (a dead display, a crashed page): the episode says nothing
+                # about the policy, so it is not trained on; the request is tried again on a fresh env.
+                detail = info.get("env_error") or info.get("action_error") or "no detail given"
+                raise EpisodeFailed(f"the env failed mid-episode (done_reason env_error): {detail}")
             if (
                 not (terminated or truncated)
                 and self.config.max_turns is not None

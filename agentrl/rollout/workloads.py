@@ -109,7 +109,7 @@ class LatencyEnv(gym.Env[str, str]):
 
 
 #: The faults :class:`FaultyEnv` can inject.
-FAULTS = ("none", "reset_raises", "step_raises", "hang", "exit", "construct_raises")
+FAULTS = ("none", "reset_raises", "step_raises", "env_error", "hang", "exit", "construct_raises")
 
 
 class FaultyEnv(gym.Env[str, str]):
@@ -117,9 +117,10 @@ class FaultyEnv(gym.Env[str, str]):
 
     Args:
         fault: ``"none"``, ``"reset_raises"``, ``"step_raises"`` (a ``RuntimeError`` at step
-            ``at_turn``), ``"hang"`` (sleeps ``hang_s`` at step ``at_turn``), ``"exit"`` (the
-            process dies at step ``at_turn``: only for process or Ray workers) or
-            ``"construct_raises"``.
+            ``at_turn``), ``"env_error"`` (step ``at_turn`` ends the episode with
+            ``done_reason="env_error"``, as a desktop or game env does when its display or page
+            crashes), ``"hang"`` (sleeps ``hang_s`` at step ``at_turn``), ``"exit"`` (the process
+            dies at step ``at_turn``: only for process or Ray workers) or ``"construct_raises"``.
         at_turn: the 1-based step at which the fault strikes.
         turns: the episode length when no fault strikes.
         hang_s: how long a hang lasts.
@@ -162,6 +163,9 @@ class FaultyEnv(gym.Env[str, str]):
         if self._armed and self._turn == self.at_turn:
             if self.fault == "step_raises":
                 raise RuntimeError("FaultyEnv: injected fault in step")
+            if self.fault == "env_error":
+                info = {"turn": self._turn, "done_reason": "env_error", "env_error": "FaultyEnv: injected crash"}
+                return "", 0.0, True, False, info
             if self.fault == "hang":
                 time.sleep(self.hang_s)
             if self.fault == "exit":
