@@ -67,6 +67,7 @@ from agentrl.bench.results import (
     error_class,
     json_safe,
 )
+from agentrl.core.episode import env_failure
 from agentrl.core.text import truncate_middle
 
 __all__ = [
@@ -660,9 +661,9 @@ class _Runner:
                 trajectory.append(env_step)
                 if terminated or truncated:
                     done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
-                    if done_reason == "env_error":  # the env's own machinery failed (a crashed page, a dead display)
-                        detail = info.get("env_error") or info.get("action_error") or "no detail given"
-                        raise _EnvFailure(f"the env failed mid-episode (done_reason env_error): {detail}")
+                    failure = env_failure(info)  # the env's own machinery failed (a crashed page, a dead display)
+                    if failure is not None:
+                        raise _EnvFailure(failure)
                     break
         except _AgentTimeout as exc:
             error, error_kind, error_cls = str(exc), "timeout", AGENT

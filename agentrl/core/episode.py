@@ -71,7 +71,7 @@ import gymnasium as gym
 from agentrl.core.errors import ResetNeeded
 from agentrl.core.verify import Score
 
-__all__ = ["EPISODE_KINDS", "INFO_KEYS", "EpisodeEnv", "Turn"]
+__all__ = ["EPISODE_KINDS", "INFO_KEYS", "EpisodeEnv", "Turn", "env_failure"]
 
 ObsT = TypeVar("ObsT")
 ActT = TypeVar("ActT")
@@ -87,6 +87,23 @@ INFO_KEYS = (
     "done_reason",
     "reward_components",
 )
+
+def env_failure(info: Mapping[str, Any]) -> str | None:
+    """Why the env's own machinery ended the episode (``done_reason == "env_error"``), or ``None``.
+
+    A crashed page or a dead display says nothing about the agent: the bench re-runs such an episode and
+    the rollout engine does not train on it. Both read it here, so they report it the same way.
+
+    >>> env_failure({"done_reason": "env_error", "env_error": "the page's renderer crashed"})
+    "the env failed mid-episode (done_reason env_error): the page's renderer crashed"
+    >>> env_failure({"done_reason": "answered"}) is None
+    True
+    """
+    if info.get("done_reason") != "env_error":
+        return None
+    detail = info.get("env_error") or info.get("action_error") or "no detail given"
+    return f"the env failed mid-episode (done_reason env_error): {detail}"
+
 
 #: what :attr:`EpisodeEnv.episode_kind` may say (``check_domain`` adds the checks of each kind)
 EPISODE_KINDS = ("text", "pixels", "desktop", "seat")

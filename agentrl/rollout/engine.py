@@ -49,6 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
 from agentrl.core.choices import did_you_mean
+from agentrl.core.episode import env_failure
 from agentrl.rollout.chat import ChatTokenizer
 from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory, TurnRecord
@@ -462,11 +463,11 @@ class RolloutEngine:
             finally:
                 _add_time(trajectory, self.stats, "env", started)
             terminated, truncated = bool(terminated), bool(truncated)
-            if info.get("done_reason") == "env_error":
+            failure = env_failure(info)
+            if failure is not None:
                 # The env's own machinery failed (a dead display, a crashed page): the episode says nothing
-                # about the policy, so it is not trained on; the request is tried again on a fresh env.
-                detail = info.get("env_error") or info.get("action_error") or "no detail given"
-                raise EpisodeFailed(f"the env failed mid-episode (done_reason env_error): {detail}")
+                # about the policy, so it is not trained on; this env is dropped and the request tried again.
+                raise EpisodeFailed(failure)
             if (
                 not (terminated or truncated)
                 and self.config.max_turns is not None
