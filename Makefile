@@ -33,6 +33,7 @@ FULL_DESKTOP_PACKAGES := libreoffice-calc libreoffice-writer libreoffice-impress
 # A suite whose system parts are missing (no Chromium: the games) is skipped with the command that installs them,
 # and recorded in the report; episodes that failed for the machine's sake (the env could not start, it died) run
 # again on the next `make demo` by themselves, agent errors with --retry-errors. The last lines list both.
+# The bench calls share --out $(DEMO_OUT): each prints only its own rows, then how many rows the report holds.
 DEMO_OUT ?= runs/demo
 demo: setup
 	$(PY) -m agentrl.cli bench --suite text --agent oracle --episodes 3 --env-kwarg max_turns=5 --out $(DEMO_OUT) --no-progress

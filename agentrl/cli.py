@@ -39,7 +39,8 @@ def _command_list(args: argparse.Namespace) -> int:
         print(f"{spec.env_id:<{width}}  {spec.description}")
     from agentrl.envs.multiagent import MULTIAGENT_ENVS
 
-    print("\nMulti-agent envs (PettingZoo; agentrl.envs.multiagent.<name>.env(); `agentrl league --env NAME`):")
+    print("\nMulti-agent envs (PettingZoo; agentrl.envs.multiagent.<name>.env() is AEC, .parallel_env() the parallel "
+          "form of a parallel game; `agentrl league --env NAME`):")
     width = max(len(name) for name in MULTIAGENT_ENVS)
     for name, (kind, description) in sorted(MULTIAGENT_ENVS.items()):
         print(f"{name:<{width}}  {kind:<8}  {description}")
@@ -257,8 +258,11 @@ def _run_bench(args: argparse.Namespace) -> int:
     if outcome.ran:
         print(f"ran {outcome.ran} episode(s) in {outcome.wall_s:.1f} s; {outcome.errors} ended in an error")
     print()
-    if outcome.records:
-        print(format_summary(summarize(outcome.records)))
+    # This command's rows only: several runs into one --out (as `make demo` does) each print their own,
+    # and the report line below says how many rows the whole directory holds.
+    this_run = summarize(outcome.planned)
+    if this_run:
+        print(format_summary(this_run))
         print()
     if outcome.sweeps:
         from agentrl.bench.stats import agent_label
@@ -272,10 +276,26 @@ def _run_bench(args: argparse.Namespace) -> int:
         print()
     print(f"results: {outcome.out / 'results.jsonl'} ({len(outcome.records)} episodes)")
     if outcome.report_path is not None:
-        print(f"report:  {outcome.report_path}")
+        print(f"report:  {outcome.report_path} ({_report_rows_note(len(summarize(outcome.records)), len(this_run))})")
     if outcome.score_path is not None:
         print(f"score:   {outcome.score_path}")
     return 0
+
+
+def _report_rows_note(report_rows: int, shown_rows: int) -> str:
+    """How many rows the report of an --out directory holds, next to the rows this run printed.
+
+    >>> print(_report_rows_note(2, 2))
+    2 rows
+    >>> print(_report_rows_note(9, 2))
+    9 rows from every run into this directory; the table above is this run's 2
+    """
+    rows = f"{report_rows} row{'' if report_rows == 1 else 's'}"
+    if report_rows == shown_rows:
+        return rows
+    if shown_rows == 0:
+        return f"{rows} from every run into this directory"
+    return f"{rows} from every run into this directory; the table above is this run's {shown_rows}"
 
 
 def _command_league(args: argparse.Namespace) -> int:

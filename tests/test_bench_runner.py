@@ -174,6 +174,34 @@ def test_broken_agents_cost_one_episode_each(tmp_path):
     assert huge["tokens"] == 130 and huge["prompt_tokens"] == 100  # per-episode usage is recorded
 
 
+def _table_rows(out: str) -> list[str]:
+    """The body rows of the summary table ``agentrl bench`` printed (between its ``---`` rule and a blank line)."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("---")) + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    return lines[start:end]
+
+
+def test_each_run_into_one_out_dir_prints_only_its_own_rows(tmp_path, capsys):
+    """`make demo`'s pattern: runs sharing --out each print their rows; the report line counts them all."""
+    common = ["bench", "--env", ENV, "--episodes", "1", "--env-kwarg", "max_turns=2", "--out", str(tmp_path),
+              "--no-progress"]
+    assert main([*common, "--agent", "oracle"]) == 0
+    first = capsys.readouterr().out
+    rows = _table_rows(first)
+    assert len(rows) == 1 and " oracle " in rows[0]
+    assert main([*common, "--agent", "random"]) == 0
+    second = capsys.readouterr().out
+    rows = _table_rows(second)
+    assert len(rows) == 1 and " random " in rows[0]  # the oracle's row is not printed again
+    assert f"report:  {tmp_path / 'report.html'} (1 row)" in first
+    assert f"report:  {tmp_path / 'report.html'} (2 rows from every run into this directory; the table above " \
+           "is this run's 1)" in second
+    assert "results: " in second and "(2 episodes)" in second
+    html = (tmp_path / "report.html").read_text()
+    assert "oracle" in html and "random" in html  # the report still holds every row
+
+
 # -- k attempts, fingerprints, compare --------------------------------------------------------------
 def test_k_attempts_share_the_task_and_feed_pass_at_k(tmp_path, capsys):
     argv = ["bench", "--env", ENV, "--agent", "random", "--episodes", "2", "--k", "3", "--env-kwarg",

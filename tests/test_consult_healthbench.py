@@ -95,3 +95,56 @@ def test_aggregate_bootstrap_std_of_clipped_means() -> None:
     low = healthbench_aggregate([-1.0, 0.1, 0.1, 0.1], n_bootstrap=2000)
     means = np.clip(np.random.default_rng(0).choice([-1.0, 0.1, 0.1, 0.1], size=(2000, 4)).mean(axis=1), 0, 1)
     assert low.bootstrap_std == pytest.approx(float(means.std()), rel=0.2)
+
+
+def _simple_evals_bootstrap_std(values: list[float], seed: int) -> float:
+    """simple-evals' ``_compute_clipped_stats(values, "bootstrap_std")``, rewritten from its rule.
+
+    1000 resamples of ``len(values)`` drawn one after another by ``np.random.choice`` (the legacy
+    global generator, seeded here as ``np.random.seed(seed)`` would), each mean clipped to [0, 1],
+    then ``np.std`` (ddof=0) of those clipped means.
+    """
+    draws = np.random.RandomState(seed)
+    clipped = []
+    for _ in range(1000):
+        resample = draws.choice(values, len(values))
+        clipped.append(min(1.0, max(0.0, sum(resample.tolist()) / len(values))))
+    mean = sum(clipped) / len(clipped)
+    return math.sqrt(sum((c - mean) ** 2 for c in clipped) / len(clipped))
+
+
+def test_bootstrap_std_is_zero_where_simple_evals_gets_zero() -> None:
+    """24 mostly negative scores: every resample's clipped mean is 0 in simple-evals' draws, so the std is 0.0.
+
+    The old draw (one ``default_rng(0)`` matrix) put one resample above 0 and reported 0.0008.
+    """
+    scores = [-0.6] * 20 + [1.0] * 3 + [0.0]
+    assert _simple_evals_bootstrap_std(scores, seed=0) == 0.0
+    agg = healthbench_aggregate(scores)
+    assert agg.bootstrap_std == 0.0
+    assert (agg.score, agg.ci_low, agg.ci_high, agg.n_samples) == (0.0, 0.0, 0.0, 24)
+
+
+def test_bootstrap_std_matches_simple_evals_rule_when_non_zero() -> None:
+    """Where some resamples clear 0, the std equals the rule's, seed for seed (not just roughly)."""
+    scores = [-0.5] * 19 + [1.0] * 5
+    for seed in (0, 7):
+        expected = _simple_evals_bootstrap_std(scores, seed)
+        assert expected > 0.01
+        assert healthbench_aggregate(scores, seed=seed).bootstrap_std == pytest.approx(expected, rel=1e-12)
+
+
+def test_bootstrap_std_by_hand_clips_each_resample_then_takes_the_population_std() -> None:
+    """Four resamples worked by hand: clip each resample's mean, then std with ddof=0.
+
+    ``RandomState(0).choice([-1, 0.5, 1], 3)`` four times draws [-1, 0.5, -1], [0.5, 0.5, 1],
+    [-1, 1, -1], [-1, -1, 1]: means -1/2, 2/3, -1/3, -1/3, clipped 0, 2/3, 0, 0; their mean is 1/6 and
+    their population std sqrt((3 * (1/6)**2 + (1/2)**2) / 4) = sqrt(1/12). (Unclipped means would give
+    0.462, ddof=1 would give 1/3.)
+    """
+    draws = np.random.RandomState(0)
+    assert [draws.choice([-1.0, 0.5, 1.0], 3).tolist() for _ in range(4)] == [
+        [-1.0, 0.5, -1.0], [0.5, 0.5, 1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]]
+    agg = healthbench_aggregate([-1.0, 0.5, 1.0], n_bootstrap=4, seed=0)
+    assert agg.bootstrap_std == pytest.approx(math.sqrt(1 / 12), abs=1e-12)
+    assert agg.score == pytest.approx(1 / 6)

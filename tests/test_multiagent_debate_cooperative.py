@@ -20,13 +20,45 @@ def test_debate_passes_the_multiagent_checks() -> None:
     check_multiagent_env(lambda: debate_v0.parallel_env(num_agents=2, rounds=0, shared_reward=True))
 
 
-def test_debate_env_factories_agree() -> None:
-    """``env()``, ``raw_env()`` and ``parallel_env()`` build the same parallel env."""
-    for factory in (debate_v0.env, debate_v0.raw_env, debate_v0.parallel_env):
+def test_debate_env_factories_follow_pettingzoo() -> None:
+    """PettingZoo's convention: ``env()`` and ``raw_env()`` are AEC, ``parallel_env()`` is parallel; one game."""
+    from pettingzoo import AECEnv, ParallelEnv
+
+    for factory in (debate_v0.env, debate_v0.raw_env):
         env = factory(num_agents=4, rounds=1)
-        assert isinstance(env, debate_v0.DebateEnv)
+        assert isinstance(env, AECEnv) and isinstance(env.unwrapped, debate_v0.DebateEnv)
         assert env.possible_agents == ["agent_0", "agent_1", "agent_2", "agent_3"]
         env.close()
+    env = debate_v0.parallel_env(num_agents=4, rounds=1)
+    assert isinstance(env, ParallelEnv) and isinstance(env, debate_v0.DebateEnv)
+    env.close()
+
+
+def test_debate_aec_form_scores_like_the_parallel_form() -> None:
+    """Agents acting one by one in ``env()`` earn what they earn acting at once in ``parallel_env()``."""
+    kwargs = {"num_agents": 3, "rounds": 1}
+    parallel = debate_v0.parallel_env(**kwargs)
+    parallel.reset(seed=3)
+    oracle = DebateOracle(parallel)
+    wrong = {"agent_1": "\\boxed{-12345}"}  # one agent stays wrong: rewards differ by agent
+    totals = dict.fromkeys(parallel.possible_agents, 0.0)
+    while parallel.agents:
+        actions = {a: wrong.get(a) or oracle.act(a, None, {}) for a in parallel.agents}
+        _, rewards, _, _, _ = parallel.step(actions)
+        for agent, reward in rewards.items():
+            totals[agent] += reward
+    aec = debate_v0.env(**kwargs)
+    aec.reset(seed=3)
+    aec_oracle = DebateOracle(aec.unwrapped)
+    aec_totals = dict.fromkeys(aec.possible_agents, 0.0)
+    for agent in aec.agent_iter():
+        _, reward, terminated, truncated, _ = aec.last()
+        aec_totals[agent] += reward
+        aec.step(None if terminated or truncated else wrong.get(agent) or aec_oracle.act(agent, None, {}))
+    assert aec_totals == pytest.approx(totals)
+    assert totals["agent_0"] > totals["agent_1"]
+    parallel.close()
+    aec.close()
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

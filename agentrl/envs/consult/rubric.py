@@ -460,10 +460,15 @@ def healthbench_aggregate(scores: Sequence[float | None], *, n_bootstrap: int = 
     """Summarise per-example HealthBench scores the way simple-evals does (``_compute_clipped_stats``).
 
     The overall score is ``clip(mean(scores), 0, 1)``; its spread is the standard deviation (``ddof=0``)
-    of the clipped means of ``n_bootstrap`` resamples drawn with replacement; the interval is the score
-    plus or minus ``z * bootstrap_std`` (``z`` = 1.96 for 95%), clipped to [0, 1]. simple-evals draws its
-    resamples unseeded; here ``seed`` makes the report reproducible. ``None`` scores (a rubric without
+    of ``n_bootstrap`` bootstrap means, each resample's mean clipped to [0, 1] *before* the std is taken
+    (so resamples whose mean is below 0 all count as 0); the interval is the score plus or minus
+    ``z * bootstrap_std`` (``z`` = 1.96 for 95%), clipped to [0, 1]. ``None`` scores (a rubric without
     positive points) are skipped, as simple-evals skips them.
+
+    The resamples are drawn as simple-evals draws them: one ``choice(scores, n)`` per resample, in turn,
+    from NumPy's legacy generator (``np.random.choice``, which simple-evals leaves unseeded). Here that
+    generator is a private ``np.random.RandomState(seed)``, so the report is reproducible and equals, to
+    the last bit, simple-evals' ``bootstrap_std`` computed after ``np.random.seed(seed)``.
 
     Args:
         scores: the unclipped per-episode scores (``info["reward_components"]["healthbench_score"]``).
@@ -484,10 +489,12 @@ def healthbench_aggregate(scores: Sequence[float | None], *, n_bootstrap: int = 
     if n == 0:
         nan = float("nan")
         return HealthBenchAggregate(nan, nan, nan, nan, 0)
-    score = float(np.clip(values.mean(), 0.0, 1.0))
-    rng = np.random.default_rng(seed)
-    means = np.clip(values[rng.integers(0, n, size=(n_bootstrap, n))].mean(axis=1), 0.0, 1.0)
-    std = float(means.std())
+    score = float(np.clip(np.mean(values), 0.0, 1.0))
+    # One draw per resample from the legacy generator, then a 1-D mean each: the same stream and the same
+    # summation as simple-evals' loop (one (n_bootstrap, n) draw would split the stream differently).
+    rng = np.random.RandomState(seed)
+    means = [float(np.clip(np.mean(rng.choice(values, n)), 0.0, 1.0)) for _ in range(n_bootstrap)]
+    std = float(np.std(means))
     z = _normal_quantile(0.5 + confidence / 2)
     return HealthBenchAggregate(score, max(0.0, score - z * std), min(1.0, score + z * std), std, n)
 

@@ -1,7 +1,7 @@
 """Multi-agent envs (PettingZoo), one module per env, named as PettingZoo names its envs.
 
 >>> from agentrl.envs.multiagent import tictactoe_v0
->>> env = tictactoe_v0.env()          # AEC: agents take turns
+>>> env = tictactoe_v0.env()          # AEC: agents take turns (every module's env() is AEC)
 >>> env.reset(seed=0)
 >>> sorted(MULTIAGENT_ENVS)[:3]
 ['connect_four_v0', 'cooperative_v0', 'debate_v0']
@@ -16,7 +16,9 @@ from types import ModuleType
 
 __all__ = ["MULTIAGENT_ENVS", "load"]
 
-#: ``name -> (kind, one-line description)``; ``kind`` is ``"aec"`` (turns) or ``"parallel"``.
+#: ``name -> (kind, one-line description)``; ``kind`` is the game's native form, ``"aec"`` (turns) or
+#: ``"parallel"``. PettingZoo's convention holds for every module: ``env()`` is an ``AECEnv`` (a parallel
+#: game through ``parallel_to_aec``) and a ``"parallel"`` game also has ``parallel_env()``.
 MULTIAGENT_ENVS: dict[str, tuple[str, str]] = {
     "debate_v0": ("parallel", "N agents answer a task, read each other's answers for R rounds, answer again (MAPoRL)"),
     "cooperative_v0": ("aec", "a solver and a checker with a Python sandbox produce one answer for a joint reward"),

@@ -1,4 +1,4 @@
-r"""``debate_v0``: multi-agent debate as a PettingZoo ``ParallelEnv`` (after MAPoRL).
+r"""``debate_v0``: multi-agent debate, natively a PettingZoo ``ParallelEnv`` (after MAPoRL).
 
 After MAPoRL (Park et al., 2025, "MAPoRL: Multi-Agent Post-Co-Training for Collaborative Large
 Language Models with Reinforcement Learning", arXiv:2502.18439). ``num_agents`` agents
@@ -22,6 +22,9 @@ Every round all agents act at once and the domain's verifier scores each extract
   ``wrong_to_right``, ``right_to_wrong``, ...).
 * Bad actions (``None``, non-strings, empty text, a missing agent): that agent's answer for the round
   is empty and scores 0, and its info says why; the debate goes on.
+* PettingZoo's convention: :func:`parallel_env` is the native parallel env (all agents act at once);
+  :func:`env` is the same game as an ``AECEnv`` (``parallel_to_aec``: the agents act one after the other
+  and the round is scored once the last has acted).
 
 Example:
     >>> from agentrl.envs.multiagent import debate_v0
@@ -33,6 +36,13 @@ Example:
     >>> infos["agent_1"]["invalid_action"]
     'the action must be text, got NoneType'
     >>> env.close()
+    >>> aec = debate_v0.env(num_agents=2, rounds=0)  # the AEC form
+    >>> aec.reset(seed=0)
+    >>> aec.agent_selection
+    'agent_0'
+    >>> aec.step("\\boxed{0}")
+    >>> aec.agent_selection
+    'agent_1'
 """
 
 from __future__ import annotations
@@ -41,7 +51,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from pettingzoo import ParallelEnv
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
 from agentrl.core.spaces import TextObservation, UnicodeText
 from agentrl.envs.multiagent.debate import DebateDomain, DebateOracle, debate_metrics, make_domain, round_rewards
@@ -310,11 +321,16 @@ def parallel_env(
     )
 
 
-def raw_env(**kwargs: Any) -> DebateEnv:
-    """The env without wrappers (the same as :func:`parallel_env`)."""
-    return parallel_env(**kwargs)
+def raw_env(**kwargs: Any) -> AECEnv:
+    """The AEC form without wrappers: :func:`parallel_env` under PettingZoo's ``parallel_to_aec_wrapper``."""
+    return parallel_to_aec_wrapper(parallel_env(**kwargs))
 
 
-def env(**kwargs: Any) -> DebateEnv:
-    """The same parallel env (text envs need no PettingZoo wrappers)."""
-    return parallel_env(**kwargs)
+def env(**kwargs: Any) -> AECEnv:
+    """The debate as a PettingZoo ``AECEnv`` (PettingZoo's convention; ``parallel_env()`` is the parallel form).
+
+    ``parallel_to_aec(parallel_env(**kwargs))``: agents act one at a time in ``agent_selection`` order and
+    each round is scored when the last agent has acted; ``env.unwrapped`` is the :class:`DebateEnv`.
+    ``kwargs`` are :func:`parallel_env`'s.
+    """
+    return parallel_to_aec(parallel_env(**kwargs))
