@@ -6,6 +6,7 @@ import asyncio
 import functools
 import os
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ import agentrl
 from agentrl.agents.backends.base import BackendError, Generation, GenerationConfig
 from agentrl.agents.backends.tiny import TINY_CHAT_TEMPLATES, build_tiny_model
 from agentrl.agents.backends.transformers_backend import TransformersBackend
+from agentrl.core.spaces import UnicodeText
 from agentrl.rollout import (
     ChatTokenizer,
     RolloutConfig,
@@ -29,6 +31,7 @@ from agentrl.rollout import (
     Trajectory,
     group_requests,
 )
+from agentrl.rollout.errors import RolloutConfigError
 from agentrl.rollout.workloads import FaultyEnv, LatencyEnv
 
 pytestmark = pytest.mark.timeout(300)
@@ -292,7 +295,13 @@ def test_context_limit_truncates_and_ends_with_the_policy(backends) -> None:
 
 def test_pixel_observations_fail_with_a_clear_reason(backends) -> None:
     config = RolloutConfig(num_envs=1, max_new_tokens=4, keep_failed=True)
-    with RolloutEngine(lambda: gym.make("CartPole-v1"), backends["qwen2"], config=config) as engine:
+
+    def cartpole_with_text_actions() -> gym.Env[Any, Any]:
+        env = gym.make("CartPole-v1")
+        env.action_space = UnicodeText(8)  # past the action check: the observation is what is refused here
+        return env
+
+    with RolloutEngine(cartpole_with_text_actions, backends["qwen2"], config=config) as engine:
         trajectory = engine.run([RolloutRequest(seed=0)])[0]
     assert trajectory.status == "failed"
     assert "takes text, an (H, W, 3) uint8 image or a dict of them; got a float32 array of shape (4,)" in str(
@@ -352,3 +361,37 @@ def test_one_collection_at_a_time(backends) -> None:
             assert len(await engine.arun([RolloutRequest(seed=2)])) == 1  # free again
 
     asyncio.run(main())
+
+
+class _DiscreteEnv(gym.Env[str, int]):
+    """An env whose actions are ints: an LLM policy cannot act in it."""
+
+    metadata: dict[str, Any] = {}
+
+    def __init__(self, action_mode: str = "discrete") -> None:
+        self.action_space = gym.spaces.Discrete(3)
+        self.observation_space = UnicodeText(64)
+        self.resets = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        self.resets += 1
+        return "go", {}
+
+    def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        raise AssertionError("an LLM policy must never reach step() of a Discrete env")
+
+
+@pytest.mark.parametrize("mode", ["async", "lockstep"])
+def test_an_env_without_text_actions_stops_the_collection_before_any_episode(mode: str, backends) -> None:
+    """Before the fix, every rollout failed in turn with InvalidActionType; now the first worker start says why."""
+    made: list[_DiscreteEnv] = []
+
+    def make() -> _DiscreteEnv:
+        made.append(_DiscreteEnv())
+        return made[-1]
+
+    config = RolloutConfig(num_envs=2, max_new_tokens=4, mode=mode, keep_failed=True)
+    with RolloutEngine(make, backends["qwen2"], config=config) as engine:
+        with pytest.raises(RolloutConfigError, match=r"Discrete\(3\), not text.*--env-kwarg action_mode=text"):
+            engine.run(group_requests([0, 1], group_size=2))
+    assert made and all(env.resets == 0 for env in made)  # no episode began

@@ -241,3 +241,49 @@ def test_pixel_rollout_benchmark_runs_small(tmp_path: Path) -> None:
     assert report["lockstep_s"] > 0 and report["async_s"] > 0 and report["speedup"] > 0
     (row,) = memory_per_keep([2], trajectories=2, size=32, log=lambda _: None)
     assert row["max_images"] == 2 and row["windows_per_trajectory"] >= 2 and row["collection_peak_rss_mb"] > 0
+
+
+@pytest.mark.parametrize("limit", [None, 3])
+def test_a_full_context_ends_at_a_turn_boundary_with_its_images(backend: TransformersVLMBackend, limit: Any) -> None:
+    """An observation that fills the context is cut whole, its images with it, so the trainer's pass still runs.
+
+    Before the fix the cut observation's image stayed in ``trajectory.images`` while its tokens were gone, and
+    the VLM's forward pass failed ("Image features and image tokens do not match"), as the README's pixel
+    training command did at its default settings.
+    """
+    probe = run_engine(backend, ManyLooksEnv, [0], max_new_tokens=4)
+    first_prompt = probe[0].prompt_length
+    # Room for the first prompt, a turn and the next observation (an image and its text), then nothing.
+    budget = first_prompt + 4 + 30
+    trajectories = run_engine(backend, ManyLooksEnv, [0, 1], max_new_tokens=4, max_context_tokens=budget,
+                              max_images=limit)
+    assert trajectories and all(t.ok for t in trajectories), [t.failure for t in trajectories]
+    image_token = backend.processor.image_token_id
+    for t in trajectories:
+        assert t.num_turns < 4, "the context limit should have ended the episode early"
+        last = t.all_turns[-1]
+        assert last.truncated and last.info.get("engine_truncated") == "context"
+        for piece in t.pieces():
+            piece.validate()  # every image's tokens are in its sequence
+            assert piece.token_ids.count(image_token) == 16 * len(piece.images)
+            assert len(piece.token_ids) <= budget
+            assert piece.loss_mask[-1] == 1  # the sequence ends with the policy's turn
+    pieces = [piece for t in trajectories for piece in t.pieces()]
+    batch = pack_trajectories(pieces, backend.tokenizer.pad_token_id)
+    with torch.no_grad():
+        fresh, _ = token_logprobs(
+            backend.model,
+            batch.input_ids,
+            batch.attention_mask,
+            extra_inputs=batch.vision,
+            suppress_token_ids=backend.suppressed_token_ids,
+        )
+    assert float(((fresh - batch.old_logprobs).abs() * batch.loss_mask).max()) < 1e-4
+
+
+def test_validate_names_an_image_without_its_tokens(backend: TransformersVLMBackend) -> None:
+    (t,) = run_engine(backend, ColourLetterEnv, [0])[:1]
+    t.validate()
+    t.images.append(t.images[0])  # a second image whose tokens are not in the sequence
+    with pytest.raises(ValueError, match=r"image 1's \d+ tokens are not in the sequence"):
+        t.validate()

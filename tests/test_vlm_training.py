@@ -117,3 +117,18 @@ def test_cli_trains_a_vlm_on_the_desktop(tmp_path: Path, algorithm: str) -> None
         *sizes,
         max_failed=1.0,  # a shipped task's app that fails to start costs that one trajectory, not the step
     )
+
+
+@pytest.mark.browser
+def test_cli_refuses_a_game_without_text_actions_before_any_episode(tmp_path: Path) -> None:
+    """Forgetting ``--env-kwarg action_mode=text`` on a game stops at once, naming that flag (not after 16 rollouts)."""
+    if shutil.which("chromium") is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "agentrl.cli", "train", "grpo", "--env", "AgentRL/FlashGame-Catch-v0"]
+    command += ["--model", "tiny-vlm", "--output-dir", str(out)]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode != 0
+    assert "Discrete(3), not text" in done.stderr and "--env-kwarg action_mode=text" in done.stderr, done.stderr[-2000:]
+    assert not (out / "metrics.jsonl").exists() or not (out / "metrics.jsonl").read_text().strip()  # no step ran

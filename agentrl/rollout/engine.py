@@ -181,6 +181,8 @@ class _Episode:
     has_system: bool = False
     stop: tuple[str, ...] = ()
     last_generation: Generation | None = None
+    #: How many images the last observation appended: a cut of that observation (``_truncate``) drops them too.
+    last_observation_images: int = 0
     done: bool = False
     started: float = field(default_factory=time.perf_counter)
 
@@ -264,7 +266,13 @@ class RolloutEngine:
         self._positions = {}
         out: asyncio.Queue[Trajectory | None] = asyncio.Queue()
         runner = self._run_async if self.config.mode == "async" else self._run_lockstep
-        task = asyncio.ensure_future(runner(items, out))
+        async def run_then_end() -> None:
+            try:
+                await runner(items, out)
+            finally:  # a collection that stopped on an error still wakes the reader below
+                out.put_nowait(None)
+
+        task = asyncio.ensure_future(run_then_end())
         try:
             while True:
                 trajectory = await out.get()
@@ -396,6 +404,8 @@ class RolloutEngine:
             trajectory.prompt_length = len(ids)
             self.stats["env_tokens"] += len(ids)
         except Exception as exc:
+            if isinstance(exc, RolloutConfigError):
+                raise  # no episode of this collection can run: stop it, with the fix, before any rollout
             self._fail(episode, exc)
         return episode
 
@@ -475,6 +485,7 @@ class RolloutEngine:
             ):
                 truncated = True
             observation_span = (end, end)
+            episode.last_observation_images = 0
             roll: list[Any] | None = None  # the new images, when they open a new context window
             if not (terminated or truncated):
                 text, images = self._observation(obs)
@@ -487,6 +498,7 @@ class RolloutEngine:
                     )
                     ids = self._with_images(ids, images, trajectory)
                     observation_span = trajectory.append_env(ids)
+                    episode.last_observation_images = len(images)
                     self.stats["env_tokens"] += len(ids)
                 trajectory.messages.append({"role": self.config.observation_role, "content": text})
             trajectory.turns.append(
@@ -580,6 +592,11 @@ class RolloutEngine:
             if last.observation_span[1] > last.observation_span[0]:
                 cut = last.observation_span[0]
                 del trajectory.token_ids[cut:], trajectory.loss_mask[cut:], trajectory.logprobs[cut:]
+                # Its images go with its tokens: an image whose tokens are gone would still reach the
+                # trainer's forward pass, which then finds more image features than image tokens.
+                if episode.last_observation_images:
+                    del trajectory.images[-episode.last_observation_images :]
+                    episode.last_observation_images = 0
                 trajectory.messages.pop()
                 last.observation_span = (cut, cut)
             last.truncated = True
@@ -640,6 +657,10 @@ class RolloutEngine:
         except Exception as exc:
             worker.abandon()
             raise EpisodeFailed(f"building the env failed: {type(exc).__name__}: {exc}") from exc
+        problem = getattr(worker, "action_problem", None)
+        if problem:
+            worker.abandon()
+            raise RolloutConfigError(problem)
         self._busy.add(worker)
         return worker
 

@@ -177,6 +177,7 @@ class ProcessWorker:
         self._release: Callable[[], None] | None = None  # set by the factory: forget this worker
         self.system_prompt = ""
         self.stop_sequences: tuple[str, ...] = ()
+        self.action_problem: str | None = None  # read from describe_env by start()
 
     @property
     def pid(self) -> int | None:
@@ -273,6 +274,7 @@ class ProcessWorker:
         description = await self._call("start")
         self.system_prompt = description["system_prompt"]
         self.stop_sequences = description["stop_sequences"]
+        self.action_problem = description["action_problem"]
 
     def _launch(self, child_conn: multiprocessing.connection.Connection) -> None:
         """Start the child (in the worker thread: spawning takes a while), unless already abandoned."""

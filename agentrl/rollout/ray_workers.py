@@ -119,6 +119,7 @@ class RayWorker:
         self._release: Callable[[], None] | None = None  # set by the factory: forget this worker
         self.system_prompt = ""
         self.stop_sequences: tuple[str, ...] = ()
+        self.action_problem: str | None = None  # read from describe_env by start()
         #: The actor's process id and Ray node id, known after ``start``.
         self.pid: int | None = None
         self.node_id: str | None = None
@@ -157,6 +158,7 @@ class RayWorker:
         description = await self._call("describe")
         self.system_prompt = description["system_prompt"]
         self.stop_sequences = tuple(description["stop_sequences"])
+        self.action_problem = description["action_problem"]
         self.pid = description["pid"]
         self.node_id = description["node_id"]
 

@@ -204,6 +204,31 @@ class Trajectory:
             raise ValueError("loss_mask is not 1 exactly on the completion spans")
         if any(lp != 0.0 for lp, m in zip(self.logprobs, self.loss_mask, strict=True) if not m):
             raise ValueError("logprobs must be 0.0 outside the completion spans")
+        self._validate_images()
+
+    def _validate_images(self) -> None:
+        """Each image's token block (``image.token_ids``, where images carry them) is in the sequence, in order.
+
+        A VLM's forward pass pairs the i-th image with the i-th block of image tokens; an image whose tokens
+        were cut away would be paired with the wrong block, or with none.
+        """
+        cursor = 0
+        ids = self.token_ids
+        for number, image in enumerate(self.images):
+            block = list(getattr(image, "token_ids", ()) or ())
+            if not block:
+                continue
+            found = -1
+            for start in range(cursor, len(ids) - len(block) + 1):
+                if ids[start] == block[0] and ids[start : start + len(block)] == block:
+                    found = start
+                    break
+            if found < 0:
+                raise ValueError(
+                    f"image {number}'s {len(block)} tokens are not in the sequence after position {cursor} "
+                    f"({len(self.images)} images): an image without its tokens"
+                )
+            cursor = found + len(block)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (for trace files)."""

@@ -32,6 +32,7 @@ __all__ = [
     "TrackedWorkers",
     "WorkerFactory",
     "describe_env",
+    "text_action_problem",
 ]
 
 #: A zero-argument callable that builds one env (``functools.partial(gym.make, "AgentRL/SQL-v0")``).
@@ -43,18 +44,51 @@ StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
 
 
 def describe_env(env: gym.Env[Any, Any]) -> dict[str, Any]:
-    """What an LLM policy needs to know about an env: its system prompt and stop sequences.
+    """What an LLM policy needs to know about an env: its system prompt, stop sequences, and whether it takes text.
+
+    ``action_problem`` is ``None`` when the env's actions are text, else why an LLM policy cannot act in it,
+    with the fix (:func:`text_action_problem`).
 
     Example:
         >>> from agentrl.bench.concurrency import InstantEnv
         >>> describe_env(InstantEnv())
-        {'system_prompt': '', 'stop_sequences': ()}
+        {'system_prompt': '', 'stop_sequences': (), 'action_problem': None}
     """
     base = env.unwrapped
     return {
         "system_prompt": str(getattr(base, "system_prompt", "") or ""),
         "stop_sequences": tuple(str(s) for s in (base.metadata.get("stop_sequences") or ())),
+        "action_problem": text_action_problem(env),
     }
+
+
+def text_action_problem(env: gym.Env[Any, Any]) -> str | None:
+    """Why an LLM policy, which writes text, cannot act in ``env``, naming the fix; ``None`` when it can.
+
+    An env whose ``action_space`` is a :class:`gymnasium.spaces.Text` (or that declares none) takes text.
+    Where the env's class has an ``action_mode`` argument (the games: ``"discrete"`` for SB3, ``"text"`` for
+    LLMs), the message names that setting.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> print(text_action_problem(gym.make("CartPole-v1")))  # doctest: +NORMALIZE_WHITESPACE
+        the env's actions are Discrete(2), not text: an LLM policy writes text. Use an env (or a wrapper)
+        whose action_space is a gymnasium.spaces.Text.
+    """
+    space = getattr(env, "action_space", None)
+    if space is None or isinstance(space, gym.spaces.Text):
+        return None
+    problem = f"the env's actions are {space}, not text: an LLM policy writes text."
+    try:
+        parameters = inspect.signature(type(env.unwrapped).__init__).parameters
+    except (TypeError, ValueError):
+        parameters = {}  # type: ignore[assignment]
+    if "action_mode" in parameters:
+        return (
+            f"{problem} This env has a text action mode: pass action_mode='text' "
+            "(on the command line: --env-kwarg action_mode=text)."
+        )
+    return f"{problem} Use an env (or a wrapper) whose action_space is a gymnasium.spaces.Text."
 
 
 @runtime_checkable
@@ -63,6 +97,8 @@ class EnvWorker(Protocol):
 
     system_prompt: str
     stop_sequences: tuple[str, ...]
+    #: ``None`` when the env takes text actions, else why an LLM policy cannot act in it (:func:`text_action_problem`).
+    action_problem: str | None
 
     async def start(self) -> None:
         """Build the env and read :func:`describe_env` into the attributes."""
@@ -107,6 +143,7 @@ class ThreadWorker:
         self._env: gym.Env[Any, Any] | None = None
         self.system_prompt = ""
         self.stop_sequences: tuple[str, ...] = ()
+        self.action_problem: str | None = None
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         loop = asyncio.get_running_loop()
@@ -118,6 +155,7 @@ class ThreadWorker:
         description = describe_env(self._env)
         self.system_prompt = description["system_prompt"]
         self.stop_sequences = description["stop_sequences"]
+        self.action_problem = description["action_problem"]
 
     def _require_env(self) -> gym.Env[Any, Any]:
         if self._env is None:
