@@ -575,7 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return int(serve_main(argv[1:]) or 0)
     if argv[:1] == ["serve-model"]:
-        from agentrl.agents.backends.server import main as serve_model_main
+        from agentrl.llm.server import main as serve_model_main
 
         return int(serve_model_main(argv[1:]) or 0)
     if argv[:1] == ["serve-sandbox"]:

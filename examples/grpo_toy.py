@@ -1,6 +1,6 @@
 r"""GRPO from scratch on a toy env: a tiny random model learns to write the letter ``a``; the reward rises.
 
-``AgentRL/Letter-v0`` (:class:`agentrl.train.toy.LetterEnv`) rewards the share of ``a`` in the first
+``AgentRL/Letter-v0`` (:class:`agentrl.envs.toy.LetterEnv`) rewards the share of ``a`` in the first
 16 characters of a reply. A randomly initialised tiny model scores a few percent; our GRPO
 (:class:`agentrl.train.grpo.GRPOTrainer`: group-relative advantages, clipped policy loss, exact
 token ids and logprobs from the rollout engine) drives it up within a few dozen steps on a CPU.
@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> list[float]:
     parser.add_argument("--quick", action="store_true", help="25 steps (for CI)")
     args = parser.parse_args(argv)
 
+    from agentrl.envs.toy import LetterEnv
     from agentrl.train.grpo import GRPOArgs, GRPOTrainer
-    from agentrl.train.toy import LetterEnv
 
     steps = 25 if args.quick else args.steps
     train_args = GRPOArgs(

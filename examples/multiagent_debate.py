@@ -10,7 +10,7 @@ more rounds; the verifier scores every answer of every round. Two teams play, by
   majority's, which is what debate training tries to make *right* more often.
 
 With ``--smollm2`` a third team is the embedded SmolLM2-135M-Instruct, all agents batched through
-one :class:`~agentrl.agents.backends.TransformersBackend` (slow on CPU; a small model is mostly
+one :class:`~agentrl.llm.TransformersBackend` (slow on CPU; a small model is mostly
 wrong)::
 
     python examples/multiagent_debate.py --quick              # 5 tasks (CI)
@@ -52,7 +52,7 @@ def noisy_majority_policy(env: Any, p_right: float, rng: Any) -> Policy:
 
 def llm_team(env: Any, backend: Any, max_tokens: int) -> Callable[[Mapping[str, Any]], dict[str, str]]:
     """All agents' responses for one round from one batched call to ``backend``."""
-    from agentrl.agents.backends import GenerationConfig
+    from agentrl.llm import GenerationConfig
 
     config = GenerationConfig(max_tokens=max_tokens, temperature=0.7, seed=0)
 
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, Any]]:
         ),
     }
     if args.smollm2:
-        from agentrl.agents.backends import smollm2_backend
+        from agentrl.llm import smollm2_backend
 
         with smollm2_backend(max_batch_size=args.agents) as backend:
 

@@ -1,9 +1,9 @@
 r"""A ReAct agent talking to an OpenAI-compatible server: the pattern for any vLLM, SGLang or OpenAI endpoint.
 
-The example starts :func:`agentrl.agents.backends.server.serve_model` (our own small
+The example starts :func:`agentrl.llm.server.serve_model` (our own small
 OpenAI-compatible server) on a tiny random model, or on the embedded SmolLM2 with ``--smollm2``,
 and benchmarks a :class:`~agentrl.agents.react.ReActAgent` whose backend is an
-:class:`~agentrl.agents.backends.OpenAICompatibleBackend` pointed at it. It then checks token-in
+:class:`~agentrl.llm.OpenAICompatibleBackend` pointed at it. It then checks token-in
 generation (``/v1/completions`` with token ids, as RL rollouts use it). With a real server, skip the
 first step and point ``--base-url`` at it::
 
@@ -45,10 +45,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parser.parse_args(argv)
 
     import agentrl  # noqa: F401  (registers the AgentRL/* ids)
-    from agentrl.agents.backends import GenerationConfig, OpenAICompatibleBackend, TransformersBackend
     from agentrl.agents.registry import AgentSpec
     from agentrl.bench.runner import BenchConfig, run_bench
     from agentrl.bench.stats import format_summary, summarize
+    from agentrl.llm import GenerationConfig, OpenAICompatibleBackend, TransformersBackend
 
     local: Any = None
     server: Any = None
@@ -57,14 +57,14 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             parser.error("--base-url needs --model")
         base_url, model = args.base_url, args.model
     else:
-        from agentrl.agents.backends.server import serve_model
+        from agentrl.llm.server import serve_model
 
         if args.smollm2 and not args.quick:
-            from agentrl.agents.backends import smollm2_backend
+            from agentrl.llm import smollm2_backend
 
             local = smollm2_backend()
         else:
-            from agentrl.agents.backends import build_tiny_model
+            from agentrl.llm import build_tiny_model
 
             local = TransformersBackend(build_tiny_model(tempfile.mkdtemp() + "/tiny"), name="tiny")
         server = serve_model(local)  # port 0: a free loopback port

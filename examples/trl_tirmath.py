@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
         args.model, args.steps, args.max_turns, args.max_new_tokens, args.num_generations = "tiny", 2, 2, 16, 2
     model = args.model
     if model == "tiny":
-        from agentrl.agents.backends.tiny import build_tiny_model
+        from agentrl.llm.tiny import build_tiny_model
 
         model = str(build_tiny_model(os.path.join(output_dir, "tiny-qwen2"), family="qwen2"))
 

@@ -11,9 +11,9 @@ import pytest
 
 import agentrl  # noqa: F401
 from agentrl.agents import OracleAgent, RandomAgent
-from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
 from agentrl.agents.react import ReActAgent
 from agentrl.agents.registry import AgentSpec
+from agentrl.llm.base import ChatMessage, Generation, GenerationConfig
 
 
 class ScriptedBackend:

@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from agentrl.agents.backends.base import BackendError, GenerationConfig, LLMBackend, describe_config
-from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
+from agentrl.llm.base import BackendError, GenerationConfig, LLMBackend, describe_config
+from agentrl.llm.openai_compatible import OpenAICompatibleBackend
 
 pytestmark = pytest.mark.timeout(30)
 

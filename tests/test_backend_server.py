@@ -14,11 +14,11 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-from agentrl.agents.backends.base import GenerationConfig  # noqa: E402
-from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend  # noqa: E402
-from agentrl.agents.backends.server import ModelServer, main, serve_model  # noqa: E402
-from agentrl.agents.backends.tiny import build_tiny_model  # noqa: E402
-from agentrl.agents.backends.transformers_backend import TransformersBackend  # noqa: E402
+from agentrl.llm.base import GenerationConfig  # noqa: E402
+from agentrl.llm.openai_compatible import OpenAICompatibleBackend  # noqa: E402
+from agentrl.llm.server import ModelServer, main, serve_model  # noqa: E402
+from agentrl.llm.tiny import build_tiny_model  # noqa: E402
+from agentrl.llm.transformers_backend import TransformersBackend  # noqa: E402
 
 GREEDY = GenerationConfig(max_tokens=12, temperature=0.0)
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2 + 3?"}]
@@ -172,7 +172,7 @@ def test_not_json_gets_400(server: ModelServer) -> None:
 
 def test_client_reports_400_without_retrying(server: ModelServer) -> None:
     """Our client surfaces the server's 400 message and does not retry it."""
-    from agentrl.agents.backends.base import BackendError
+    from agentrl.llm.base import BackendError
 
     with OpenAICompatibleBackend(server.base_url, server.model) as c:
         with pytest.raises(BackendError, match="400"):
@@ -220,7 +220,7 @@ def test_serve_model_cli_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     """``agentrl serve-model --model tiny`` builds the tiny model, serves it, and stops on Ctrl-C."""
     import threading
 
-    import agentrl.agents.backends.server as server_module
+    import agentrl.llm.server as server_module
 
     monkeypatch.setenv("AGENTRL_CACHE", str(tmp_path))
     started: list[ModelServer] = []

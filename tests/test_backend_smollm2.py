@@ -26,9 +26,9 @@ pytestmark = [
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from agentrl.agents.backends.base import GenerationConfig  # noqa: E402
-from agentrl.agents.backends.smollm2 import SMOLLM2_NAME, smollm2_backend, smollm2_path  # noqa: E402
-from agentrl.agents.backends.transformers_backend import TransformersBackend  # noqa: E402
+from agentrl.llm.base import GenerationConfig  # noqa: E402
+from agentrl.llm.smollm2 import SMOLLM2_NAME, smollm2_backend, smollm2_path  # noqa: E402
+from agentrl.llm.transformers_backend import TransformersBackend  # noqa: E402
 
 QUESTION = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
 
@@ -92,7 +92,7 @@ def test_interrupted_conversion_leaves_no_cache(tmp_path: Path) -> None:
     """Kill a conversion midway: the cache folder must not exist (only a temp folder may remain)."""
     code = (
         "import sys, threading, os, time, pathlib\n"
-        "from agentrl.agents.backends import smollm2\n"
+        "from agentrl.llm import smollm2\n"
         "def kill_midway():\n"
         "    models = pathlib.Path(sys.argv[1]) / 'models'\n"
         "    while not list(models.glob('.*tmp-*')):\n"

@@ -21,9 +21,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-from agentrl.agents.backends.base import BackendError, GenerationConfig, LLMBackend, describe_config
-from agentrl.agents.backends.tiny import build_tiny_model, tiny_corpus
-from agentrl.agents.backends.transformers_backend import TransformersBackend
+from agentrl.llm.base import BackendError, GenerationConfig, LLMBackend, describe_config
+from agentrl.llm.tiny import build_tiny_model, tiny_corpus
+from agentrl.llm.transformers_backend import TransformersBackend
 
 pytestmark = pytest.mark.timeout(120)
 

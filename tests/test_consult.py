@@ -377,7 +377,7 @@ def test_fidelity_script_exit_code(tmp_path) -> None:
 
 def test_llm_judge_reads_the_whole_consultation() -> None:
     """The judge's conversation includes the concluding turn (and the patient's last reply when they leave)."""
-    from agentrl.agents.backends.base import Generation
+    from agentrl.llm.base import Generation
 
     class Recorder:  # a test double standing in for a judge model: records prompts, says "met"
         name = "recorder"
@@ -423,8 +423,8 @@ def test_async_vector_env_fork_after_minilm_does_not_hang() -> None:
 
 def test_doctor_agent_concludes_before_the_budget_runs_out() -> None:
     """A model that never writes DIAGNOSIS: is asked for the name on the last turn, so the episode concludes."""
-    from agentrl.agents.backends.base import Generation
     from agentrl.agents.doctor import DoctorAgent
+    from agentrl.llm.base import Generation
 
     class Rambler:  # a test double: a model that only ever asks the same question
         name = "rambler"

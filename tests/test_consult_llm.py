@@ -1,6 +1,6 @@
 """PatientConsult with LLMs: the LLM-backed patient and the LLM judge, scripted and against a local server.
 
-The served model is the tiny random one (:func:`~agentrl.agents.backends.tiny.build_tiny_model`), so
+The served model is the tiny random one (:func:`~agentrl.llm.tiny.build_tiny_model`), so
 its words are gibberish: the fact checker rejects them and the patient falls back to the rule-based
 reply, and the judge's verdicts do not parse. Scripted stand-in backends pin the exact behaviour.
 """
@@ -17,17 +17,17 @@ import numpy as np
 import pytest
 
 import agentrl  # noqa: F401  (registers the envs)
-from agentrl.agents.backends.base import BackendError, Generation, GenerationConfig
-from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
-from agentrl.agents.backends.server import ModelServer, serve_model
-from agentrl.agents.backends.tiny import build_tiny_model
-from agentrl.agents.backends.transformers_backend import TransformersBackend
 from agentrl.agents.doctor import DoctorAgent
 from agentrl.envs.consult.cases import Case, build_case_bank
 from agentrl.envs.consult.llm_patient import LLMPatient
 from agentrl.envs.consult.persona import lay_words, speak
 from agentrl.envs.consult.rubric import JUDGE_PROMPT_VERSION, ConsultRecord, LLMJudge, build_rubric
 from agentrl.envs.consult.simulator import RuleBasedPatient
+from agentrl.llm.base import BackendError, Generation, GenerationConfig
+from agentrl.llm.openai_compatible import OpenAICompatibleBackend
+from agentrl.llm.server import ModelServer, serve_model
+from agentrl.llm.tiny import build_tiny_model
+from agentrl.llm.transformers_backend import TransformersBackend
 
 pytestmark = pytest.mark.timeout(120)
 

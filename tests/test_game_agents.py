@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("playwright")
 
 import agentrl  # noqa: F401  (registers the envs)
-from agentrl.agents.backends.base import Generation
 from agentrl.agents.game_agents import CoastAgent, VisionGameAgent
 from agentrl.envs.games.browser import find_chromium
+from agentrl.llm.base import Generation
 
 pytestmark = pytest.mark.browser
 

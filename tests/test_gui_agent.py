@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agentrl.agents.backends.base import Generation
 from agentrl.agents.gui_agent import (
     COMPUTER13_HELP,
     GUIAgent,
@@ -21,6 +20,7 @@ from agentrl.agents.gui_agent import (
 )
 from agentrl.agents.registry import AgentSpec
 from agentrl.envs.osworld.actions import ACTION_TYPES, ActionError, parse_computer13, parse_pyautogui
+from agentrl.llm.base import Generation
 
 HEADER = "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)"
 TABLE = "\n".join(

@@ -2,7 +2,7 @@
 
 Layers, bottom to top (DESIGN.md, "Layers")::
 
-    core < sandboxes < llm (agentrl.agents.backends) < envs < wrappers = agents < rollout < train
+    core < sandboxes < llm (agentrl.llm) < envs < wrappers = agents < rollout < train
          < bench < face (cli, integrations, testing, demo)
 
 The checker reads every module's source with :mod:`ast` (nothing is imported): ``import a.b``,
@@ -44,27 +44,23 @@ FACE = ("cli", "integrations", "testing", "demo", "_system_deps")
 def layer_of(module: str) -> str | None:
     """The layer of a dotted module name (``None``: outside ``agentrl``, or the root package itself).
 
-    ``agentrl.agents.backends`` is the llm layer; ``cli``, ``integrations``, ``testing``, ``demo``
-    and ``_system_deps`` are the face; every other top-level package is the layer of its own name.
+    ``cli``, ``integrations``, ``testing``, ``demo`` and ``_system_deps`` are the face; every other
+    top-level package is the layer of its own name (``agentrl.llm`` is the llm layer).
     """
     parts = module.split(".")
     if parts[0] != PACKAGE or len(parts) < 2:
         return None
     top = parts[1]
-    if top == "agents" and len(parts) > 2 and parts[2] == "backends":
-        return "llm"
     if top in FACE:
         return "face"
     return top if top in RANK else "?"
 
 
 def unit_of(module: str) -> str | None:
-    """The top-level package a module belongs to, for the cycle check (``agents.backends`` apart)."""
+    """The top-level package a module belongs to, for the cycle check."""
     parts = module.split(".")
     if parts[0] != PACKAGE or len(parts) < 2:
         return None
-    if parts[1] == "agents" and len(parts) > 2 and parts[2] == "backends":
-        return "agents.backends"
     return parts[1]
 
 
@@ -279,8 +275,8 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 def test_layer_mapping():
     assert layer_of("agentrl.core.env") == "core"
-    assert layer_of("agentrl.agents.backends.smollm2") == "llm"
-    assert layer_of("agentrl.agents.backends") == "llm"
+    assert layer_of("agentrl.llm.smollm2") == "llm"
+    assert layer_of("agentrl.llm") == "llm"
     assert layer_of("agentrl.agents.react") == "agents"
     assert layer_of("agentrl.cli") == layer_of("agentrl.integrations.sb3") == layer_of("agentrl.testing") == "face"
     assert layer_of("agentrl") is None and layer_of("numpy.linalg") is None
@@ -300,15 +296,15 @@ def test_checker_catches_planted_upward_imports_and_cycles(tmp_path):
                     from agentrl.bench.stats import wilson_interval
                     return wilson_interval
             """,
-            "agentrl/core/relative.py": "from .. import cli\nfrom ..agents.backends import base\n",
+            "agentrl/core/relative.py": "from .. import cli\nfrom ..llm import base\n",
             "agentrl/envs/__init__.py": "",
             "agentrl/envs/x.py": "import os\n\nimport agentrl.train.common\n",
             "agentrl/envs/dyn.py": 'import importlib\nm = importlib.import_module(f"agentrl.rollout.{1}")\n',
-            "agentrl/envs/ok.py": "from agentrl.agents.backends.registry import make_backend\n",
-            "agentrl/agents/__init__.py": "from .backends import base\n",
+            "agentrl/envs/ok.py": "from agentrl.llm.registry import make_backend\n",
+            "agentrl/agents/__init__.py": "from agentrl.llm import base\n",
             "agentrl/agents/a.py": "from agentrl.wrappers.w import W\n",
-            "agentrl/agents/backends/__init__.py": "",
-            "agentrl/agents/backends/base.py": "from agentrl.agents import registry\n",
+            "agentrl/llm/__init__.py": "",
+            "agentrl/llm/base.py": "from agentrl.agents import registry\n",
             "agentrl/wrappers/__init__.py": "",
             "agentrl/wrappers/w.py": "from agentrl.agents.a import A\n",
             "agentrl/cli.py": "from agentrl.bench import runner\n",
@@ -320,16 +316,16 @@ def test_checker_catches_planted_upward_imports_and_cycles(tmp_path):
     assert found == {
         ("agentrl.core.lazy", 2, "agentrl.bench.stats.wilson_interval"),
         ("agentrl.core.relative", 1, "agentrl.cli"),
-        ("agentrl.core.relative", 2, "agentrl.agents.backends.base"),
+        ("agentrl.core.relative", 2, "agentrl.llm.base"),
         ("agentrl.envs.x", 3, "agentrl.train.common"),
         ("agentrl.envs.dyn", 2, "agentrl.rollout"),
-        ("agentrl.agents.backends.base", 1, "agentrl.agents.registry"),
+        ("agentrl.llm.base", 1, "agentrl.agents.registry"),
     }
     assert "agentrl.core.relative (core) line 1 imports agentrl.cli (face)" in {str(u) for u in report.upward}
     assert report.unmapped == ["agentrl.newpkg"]
     # wrappers and agents are one layer (no upward import) but may not import each other both ways;
-    # agents.backends -> agents and agents -> agents.backends is a cycle too
-    assert report.cycles == [["agents", "agents.backends", "wrappers"]]
+    # llm -> agents (upward) and agents -> llm is a cycle too
+    assert report.cycles == [["agents", "llm", "wrappers"]]
 
 
 def test_module_cycle_check_catches_a_planted_cycle(tmp_path):

@@ -187,11 +187,11 @@ def test_debate_rejects_bad_settings() -> None:
 @pytest.mark.slow
 def test_debate_runs_end_to_end_with_smollm2() -> None:
     """1 task x 2 agents x 1 round with the embedded SmolLM2 (CPU): it runs and reports metrics."""
-    from agentrl.agents.backends.base import GenerationConfig
     from agentrl.core.errors import DependencyNotInstalled
+    from agentrl.llm.base import GenerationConfig
 
     try:
-        from agentrl.agents.backends.smollm2 import smollm2_backend
+        from agentrl.llm.smollm2 import smollm2_backend
 
         backend = smollm2_backend()
     except DependencyNotInstalled as exc:

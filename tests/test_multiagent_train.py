@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agentrl.agents.backends.tiny import build_tiny_model
-from agentrl.agents.backends.transformers_backend import TransformersBackend
+from agentrl.llm.tiny import build_tiny_model
+from agentrl.llm.transformers_backend import TransformersBackend
 from agentrl.rollout import RolloutConfig, group_requests
 from agentrl.rollout.errors import RolloutConfigError
 from agentrl.rollout.multiagent import MultiAgentRollout, multiagent_env_fn, multiagent_env_name

@@ -281,8 +281,8 @@ def test_unknown_task_and_bad_options_are_clear_errors(task_dir: Path) -> None:
 
 def test_gui_agent_solves_a_task_on_the_real_desktop(task_dir: Path) -> None:
     """The reference GUI agent end to end: screenshot in as an image part, a UI-TARS reply out."""
-    from agentrl.agents.backends.base import Generation
     from agentrl.agents.gui_agent import GUIAgent
+    from agentrl.llm.base import Generation
 
     class Scripted:
         name = "scripted-vlm"

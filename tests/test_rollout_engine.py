@@ -18,10 +18,10 @@ import gymnasium as gym
 import torch
 
 import agentrl
-from agentrl.agents.backends.base import BackendError, Generation, GenerationConfig
-from agentrl.agents.backends.tiny import TINY_CHAT_TEMPLATES, build_tiny_model
-from agentrl.agents.backends.transformers_backend import TransformersBackend
 from agentrl.core.spaces import UnicodeText
+from agentrl.llm.base import BackendError, Generation, GenerationConfig
+from agentrl.llm.tiny import TINY_CHAT_TEMPLATES, build_tiny_model
+from agentrl.llm.transformers_backend import TransformersBackend
 from agentrl.rollout import (
     ChatTokenizer,
     RolloutConfig,

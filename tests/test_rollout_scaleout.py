@@ -14,8 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import gymnasium as gym
 
-from agentrl.agents.backends.tiny import build_tiny_model
-from agentrl.agents.backends.transformers_backend import TransformersBackend
+from agentrl.llm.tiny import build_tiny_model
+from agentrl.llm.transformers_backend import TransformersBackend
 from agentrl.rollout import RolloutConfig, RolloutEngine, RolloutRequest
 from agentrl.rollout.process_workers import ProcessWorkers
 from agentrl.rollout.workloads import FaultyEnv, LatencyEnv

@@ -20,14 +20,14 @@ pytest.importorskip("httpx")
 import httpx
 
 import agentrl  # noqa: F401
-from agentrl.agents.backends import embedding
-from agentrl.agents.backends.embedding import default_prefixes
 from agentrl.core.serving import ServingMiddleware
 from agentrl.envs.search import retrieval as R
 from agentrl.envs.search import searchr1, server
 from agentrl.envs.search.corpus import Passage, build_corpus
 from agentrl.envs.search.retrieval import HTTPRetriever, RetrievalError, get_retriever
 from agentrl.envs.search.server import create_app, start_server_thread
+from agentrl.llm import embedding
+from agentrl.llm.embedding import default_prefixes
 
 N_ENTITIES = 60  # a small generated encyclopedia: fast to index, still multi-hop
 

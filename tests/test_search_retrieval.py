@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("bm25s")
 pytest.importorskip("fastapi")
 
-from agentrl.agents.backends import embedding
 from agentrl.envs.search import retrieval as R
 from agentrl.envs.search.retrieval import (
     BM25Retriever,
@@ -29,6 +28,7 @@ from agentrl.envs.search.server import (
     main,
     start_server_thread,
 )
+from agentrl.llm import embedding
 
 COLORS = ["red", "green", "blue", "amber", "violet", "teal", "ochre"]
 CITIES = ["Avalon", "Brindle", "Corvo", "Dunmere", "Elsk", "Farrow", "Gelt", "Hollin"]

@@ -17,13 +17,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
+from agentrl.envs.toy import LetterEnv
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory
 from agentrl.train.advantages import SmoothAdvantageStandardizer, gae, group_advantages, length_adaptive_lambda
 from agentrl.train.batch import pack_trajectories
 from agentrl.train.grpo import GRPOArgs, GRPOTrainer
 from agentrl.train.losses import LOSS_TYPES, LossConfig, dcpo_bounds, policy_loss
 from agentrl.train.ppo import PPOArgs, PPOTrainer
-from agentrl.train.toy import LetterEnv
 
 pytestmark = pytest.mark.timeout(600)
 ROOT = Path(__file__).resolve().parents[1]

@@ -221,7 +221,7 @@ GLOO_UNUSABLE = ("connectFullMesh", "Address family not supported", "Cannot assi
 def test_ddp_two_ranks_match_single_process_on_the_union_of_rows(tmp_path: Path) -> None:
     import torch.distributed as dist
 
-    from agentrl.agents.backends.tiny import build_tiny_model
+    from agentrl.llm.tiny import build_tiny_model
 
     if not (dist.is_available() and dist.is_gloo_available()):
         pytest.skip("torch.distributed with the gloo backend is not available in this torch build")

@@ -15,8 +15,8 @@ pytest.importorskip("trl")
 
 import torch
 
-from agentrl.agents.backends.tiny import build_tiny_model
 from agentrl.integrations.trl import AgentRLRollout, env_reward
+from agentrl.llm.tiny import build_tiny_model
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentrl.agents.backends.base import BackendError, GenerationConfig
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.llm.base import BackendError, GenerationConfig
 from agentrl.train import vllm_policy
 from agentrl.train.vllm_policy import VLLMPolicy, _to_generation
 
@@ -142,7 +142,7 @@ def test_vllm_generates_and_loads_weights(tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from agentrl.agents.backends.tiny import build_tiny_model
+    from agentrl.llm.tiny import build_tiny_model
 
     path = build_tiny_model(tmp_path / "tiny")
     policy = VLLMPolicy(path, gpu_memory_utilization=0.2, enforce_eager=True, max_model_len=256)

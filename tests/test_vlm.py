@@ -17,14 +17,14 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed (pip install 'agentrl-gym[llm]')")
 pytest.importorskip("transformers", reason="transformers is not installed (pip install 'agentrl-gym[llm]')")
 
-from agentrl.agents.backends.base import GenerationConfig  # noqa: E402
-from agentrl.agents.backends.tiny_vlm import build_tiny_vlm  # noqa: E402
-from agentrl.agents.backends.vlm_backend import TransformersVLMBackend, check_image  # noqa: E402
+from agentrl.envs.toy import ColourLetterEnv  # noqa: E402
+from agentrl.llm.base import GenerationConfig  # noqa: E402
+from agentrl.llm.tiny_vlm import build_tiny_vlm  # noqa: E402
+from agentrl.llm.vlm_backend import TransformersVLMBackend, check_image  # noqa: E402
 from agentrl.rollout import RolloutConfig, RolloutEngine, group_requests  # noqa: E402
 from agentrl.rollout.engine import observation_parts  # noqa: E402
 from agentrl.train.batch import pack_trajectories  # noqa: E402
 from agentrl.train.logprobs import token_logprobs  # noqa: E402
-from agentrl.train.toy import ColourLetterEnv  # noqa: E402
 
 
 class TwoLookEnv(ColourLetterEnv):
@@ -166,8 +166,8 @@ def test_bad_observations_fail_with_the_fix(backend: TransformersVLMBackend) -> 
 
 
 def test_a_text_model_on_a_pixel_env_is_refused_before_any_episode(tmp_path: Path) -> None:
-    from agentrl.agents.backends.tiny import build_tiny_model
-    from agentrl.agents.backends.transformers_backend import TransformersBackend
+    from agentrl.llm.tiny import build_tiny_model
+    from agentrl.llm.transformers_backend import TransformersBackend
     from agentrl.train.models import check_observations
 
     text_model = build_tiny_model(tmp_path / "text")

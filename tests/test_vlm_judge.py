@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agentrl.agents.backends.base import Generation, GenerationConfig
 from agentrl.envs.games.vlm_judge import MilestoneJudge, parse_yes_no
+from agentrl.llm.base import Generation, GenerationConfig
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -84,7 +84,7 @@ def server() -> Iterator[RecordingServer]:
 
 @pytest.fixture
 def backend(server: RecordingServer) -> Iterator[Any]:
-    from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
+    from agentrl.llm.openai_compatible import OpenAICompatibleBackend
 
     made = OpenAICompatibleBackend(server.base_url, "test-vlm", max_retries=0)
     yield made

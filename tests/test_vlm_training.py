@@ -22,8 +22,8 @@ pytest.importorskip("torch", reason="torch is not installed (pip install 'agentr
 pytest.importorskip("transformers", reason="transformers is not installed (pip install 'agentrl-gym[train]')")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from agentrl.envs.toy import ColourLetterEnv
 from agentrl.train.grpo import GRPOArgs, GRPOTrainer
-from agentrl.train.toy import ColourLetterEnv
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -8,7 +8,7 @@ has no ``DIAGNOSIS:`` line, the model is asked for just the name, which is appen
 neither a question, a test nor a diagnosis is sent as it is: the env answers it (the patient is
 puzzled), which is the signal an RL trainer needs.
 
->>> from agentrl.agents.backends.base import Generation
+>>> from agentrl.llm.base import Generation
 >>> class Scripted:  # a stand-in backend
 ...     name = "scripted"
 ...     def generate(self, messages, config):
@@ -31,9 +31,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentrl.agents.backends.base import ChatMessage, GenerationConfig, LLMBackend
 from agentrl.agents.react import ReActAgent
 from agentrl.envs.consult.actions import ConsultActionSet
+from agentrl.llm.base import ChatMessage, GenerationConfig, LLMBackend
 
 __all__ = ["DOCTOR_INSTRUCTIONS", "DoctorAgent"]
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.agents.backends.base import ChatMessage, GenerationConfig, LLMBackend
 from agentrl.agents.base import BaseAgent
+from agentrl.llm.base import ChatMessage, GenerationConfig, LLMBackend
 
 __all__ = [
     "Clue",

@@ -50,7 +50,6 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.agents.backends.base import GenerationConfig, LLMBackend
 from agentrl.agents.base import BaseAgent
 from agentrl.agents.game_agents import encode_png_data_url
 from agentrl.envs.osworld.a11y import trim
@@ -62,6 +61,7 @@ from agentrl.envs.osworld.actions import (
     parse_computer13,
     parse_pyautogui,
 )
+from agentrl.llm.base import GenerationConfig, LLMBackend
 
 __all__ = [
     "COMPUTER13_HELP",

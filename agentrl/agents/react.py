@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig, LLMBackend
 from agentrl.agents.base import BaseAgent
+from agentrl.llm.base import ChatMessage, Generation, GenerationConfig, LLMBackend
 
 __all__ = ["OMITTED_NOTE", "ReActAgent"]
 
@@ -21,7 +21,7 @@ OMITTED_NOTE = "[{count} earlier messages were left out to fit the context windo
 
 
 class ReActAgent(BaseAgent):
-    r"""Think-act-observe with any :class:`~agentrl.agents.backends.base.LLMBackend`.
+    r"""Think-act-observe with any :class:`~agentrl.llm.base.LLMBackend`.
 
     Args:
         backend: the LLM (shared between agents: backends batch concurrent requests).
@@ -37,7 +37,7 @@ class ReActAgent(BaseAgent):
         generations: the backend's :class:`Generation` of each turn (exact token ids, logprobs).
         usage: ``{"prompt_tokens": ..., "completion_tokens": ...}`` for the current episode.
 
-    >>> from agentrl.agents.backends.base import Generation
+    >>> from agentrl.llm.base import Generation
     >>> class Echo:  # a stand-in backend that always answers 42
     ...     name = "echo"
     ...     def generate(self, messages, config):

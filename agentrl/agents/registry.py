@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentrl.agents.backends.base import LLMBackend
-from agentrl.agents.backends.registry import BACKEND_NAMES, check_backend_options, make_backend
 from agentrl.core.choices import did_you_mean
+from agentrl.llm.base import LLMBackend
+from agentrl.llm.registry import BACKEND_NAMES, check_backend_options, make_backend
 
 __all__ = ["AGENT_NAMES", "BACKEND_NAMES", "AgentBuilder", "AgentSpec", "check_backend_options", "make_backend"]
 

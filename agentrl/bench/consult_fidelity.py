@@ -342,9 +342,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name == "rule":
             reports.append(run_fidelity(rules, cases, seed=args.seed))
         else:
-            from agentrl.agents.backends.registry import make_backend
             from agentrl.core.options import parse_key_values
             from agentrl.envs.consult.llm_patient import LLMPatient
+            from agentrl.llm.registry import make_backend
 
             backend = make_backend(args.llm_backend, parse_key_values(args.llm_option))
             # one case per condition, spread over the specialties

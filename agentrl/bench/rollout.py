@@ -113,8 +113,8 @@ def run_benchmark(
         model_dir: where the tiny model is built (a temporary folder by default).
         log: where progress lines go.
     """
-    from agentrl.agents.backends.tiny import build_tiny_model
-    from agentrl.agents.backends.transformers_backend import TransformersBackend
+    from agentrl.llm.tiny import build_tiny_model
+    from agentrl.llm.transformers_backend import TransformersBackend
 
     folder = Path(model_dir or tempfile.mkdtemp(prefix="agentrl-rollout-bench-")) / "tiny-qwen2"
     backend = TransformersBackend(build_tiny_model(folder), max_batch_size=64, batch_wait_ms=2.0)

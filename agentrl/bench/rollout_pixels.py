@@ -4,8 +4,8 @@ The workload is :class:`PixelLatencyEnv`: the text benchmark's stragglers
 (:mod:`agentrl.bench.rollout`: episodes of 1-8 turns, each step's tool call 10-500 ms, drawn from the seed,
 every other env's call a real sandboxed Python run) with a new (H, W, 3) screenshot in every observation,
 as a GUI or game env gives. The policy is the tiny VLM
-(:func:`~agentrl.agents.backends.tiny_vlm.build_tiny_vlm`, random weights) through
-:class:`~agentrl.agents.backends.vlm_backend.TransformersVLMBackend`'s dynamic batching.
+(:func:`~agentrl.llm.tiny_vlm.build_tiny_vlm`, random weights) through
+:class:`~agentrl.llm.vlm_backend.TransformersVLMBackend`'s dynamic batching.
 
 1. The same ``--trajectories`` requests are collected with ``--num-envs`` envs in ``lockstep`` and in
    ``async`` mode, ``--repeats`` times each, alternating; the median wall times and their ratio (target
@@ -105,8 +105,8 @@ def run_benchmark(
     ``python_every``: every n-th env makes its tool call a sandboxed Python run (0: all sleep), as the text
     benchmark's default.
     """
-    from agentrl.agents.backends.tiny_vlm import build_tiny_vlm
-    from agentrl.agents.backends.vlm_backend import TransformersVLMBackend
+    from agentrl.llm.tiny_vlm import build_tiny_vlm
+    from agentrl.llm.vlm_backend import TransformersVLMBackend
 
     folder = Path(model_dir or tempfile.mkdtemp(prefix="agentrl-pixel-bench-")) / "tiny-vlm"
     backend = TransformersVLMBackend(
@@ -153,8 +153,8 @@ def _measure_keep(keep: int, trajectories: int, size: int, model_dir: str) -> di
     """One ``max_images`` setting in this process (run it in a fresh one: peak RSS is per process)."""
     import resource
 
-    from agentrl.agents.backends.tiny_vlm import build_tiny_vlm
-    from agentrl.agents.backends.vlm_backend import TransformersVLMBackend
+    from agentrl.llm.tiny_vlm import build_tiny_vlm
+    from agentrl.llm.vlm_backend import TransformersVLMBackend
 
     backend = TransformersVLMBackend(
         build_tiny_vlm(Path(model_dir) / "tiny-vlm", image_size=IMAGE_SIZE), max_batch_size=64

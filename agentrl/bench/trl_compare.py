@@ -3,10 +3,10 @@
 ``python -m agentrl.bench.trl_compare [--repeats N] [--json PATH]`` runs both parts and prints a table.
 
 **What is held equal.** Both sides train the same tiny random chat model
-(:func:`~agentrl.agents.backends.tiny.build_tiny_model`, float32, CPU) on the same prompt (the
-single user message :attr:`~agentrl.train.toy.LetterEnv.instruction`, no system prompt, chat
+(:func:`~agentrl.llm.tiny.build_tiny_model`, float32, CPU) on the same prompt (the
+single user message :attr:`~agentrl.envs.toy.LetterEnv.instruction`, no system prompt, chat
 template with the generation prompt), with the same reward
-(:func:`~agentrl.train.toy.letter_reward` of the completion decoded without special tokens), the
+(:func:`~agentrl.envs.toy.letter_reward` of the completion decoded without special tokens), the
 same batch (2 prompts x G=4 completions), completion budget (16 tokens), sampling (temperature 1,
 no top-k/top-p), clip epsilons (0.2, and 0.28 above for ``dapo``), no KL term (TRL ``beta=0``) and
 loss type. Advantages are scaled by the group's standard deviation for ``grpo``/``dapo`` and not at
@@ -98,7 +98,7 @@ def _scale(loss_type: str) -> str:
 
 
 def _model_dir(model_dir: str | Path | None, workdir: Path) -> Path:
-    from agentrl.agents.backends.tiny import build_tiny_model
+    from agentrl.llm.tiny import build_tiny_model
 
     return Path(model_dir) if model_dir is not None else build_tiny_model(workdir / "tiny-qwen2")
 
@@ -113,14 +113,14 @@ def _load_model(model_dir: Path) -> Any:
 
 
 def _messages() -> list[dict[str, str]]:
-    from agentrl.train.toy import LetterEnv
+    from agentrl.envs.toy import LetterEnv
 
     return [{"role": "user", "content": LetterEnv().instruction}]
 
 
 def letter_reward_func(completions: Sequence[Any], **kwargs: Any) -> list[float]:
-    """TRL reward function: :func:`~agentrl.train.toy.letter_reward` of each (conversational) completion."""
-    from agentrl.train.toy import letter_reward
+    """TRL reward function: :func:`~agentrl.envs.toy.letter_reward` of each (conversational) completion."""
+    from agentrl.envs.toy import letter_reward
 
     out = []
     for completion in completions:
@@ -204,7 +204,7 @@ def fixed_rollout(
     """
     import torch
 
-    from agentrl.train.toy import letter_reward
+    from agentrl.envs.toy import letter_reward
 
     prompt_ids = tokenizer.apply_chat_template(
         _messages(), add_generation_prompt=True, tokenize=True, return_dict=True
@@ -481,8 +481,8 @@ def make_our_step(
     Raises:
         ImportError: :mod:`agentrl.train.grpo` is not available.
     """
+    from agentrl.envs.toy import LetterEnv
     from agentrl.train.grpo import GRPOArgs, GRPOTrainer
-    from agentrl.train.toy import LetterEnv
 
     low, high = _epsilons(loss_type)
     args = GRPOArgs(

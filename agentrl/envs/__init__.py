@@ -44,14 +44,14 @@ from agentrl.envs.games import register_game_envs as _register_game_envs  # noqa
 
 _register_game_envs()
 
-# The trainer's toy env (agentrl.train.toy.LetterEnv): a plain Gymnasium id so that
+# The trainer's toy env (agentrl.envs.toy.LetterEnv): a plain Gymnasium id so that
 # `agentrl train grpo --env AgentRL/Letter-v0` works, but not a benchmark domain (a trivial oracle,
 # nothing to measure an agent by), so it is left out of `agentrl list` and check_domain.
 if "AgentRL/Letter-v0" not in _gym.registry:
-    _gym.register("AgentRL/Letter-v0", entry_point="agentrl.train.toy:LetterEnv")
-# Its pixel twin (agentrl.train.toy.ColourLetterEnv): the letter is shown by a colour only (the VLM learning test).
+    _gym.register("AgentRL/Letter-v0", entry_point="agentrl.envs.toy:LetterEnv")
+# Its pixel twin (agentrl.envs.toy.ColourLetterEnv): the letter is shown by a colour only (the VLM learning test).
 if "AgentRL/ColourLetter-v0" not in _gym.registry:
-    _gym.register("AgentRL/ColourLetter-v0", entry_point="agentrl.train.toy:ColourLetterEnv")
+    _gym.register("AgentRL/ColourLetter-v0", entry_point="agentrl.envs.toy:ColourLetterEnv")
 
 # Single-agent views of the competitive multi-agent games (agentrl.envs.multiagent.single_agent):
 # one learner seat against a built-in opponent, so `agentrl bench`, the trainers and any Gymnasium

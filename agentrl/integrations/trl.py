@@ -3,7 +3,7 @@
 TRL's ``GRPOTrainer`` takes a ``rollout_func(prompts, trainer) -> dict`` that replaces its own
 generation. :class:`AgentRLRollout` is one: for every prompt TRL hands it, it resets an AgentRL env
 to the task behind that prompt, plays the whole episode with the :class:`~agentrl.rollout.RolloutEngine`
-(policy turns sampled by a :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend`
+(policy turns sampled by a :class:`~agentrl.llm.transformers_backend.TransformersBackend`
 that holds the trainer's current weights, env replies tokenised once with the chat template's
 glue), and returns the exact token ids: ``prompt_ids`` (the first prompt), ``completion_ids``
 (every policy turn and every env reply after it), ``logprobs`` and ``env_mask`` (1 on the policy's
@@ -370,7 +370,7 @@ class AgentRLRollout:
         """Build the backend and the engine at the first call, with the trainer's settings."""
         if self.engine is not None:
             return
-        from agentrl.agents.backends.transformers_backend import TransformersBackend
+        from agentrl.llm.transformers_backend import TransformersBackend
 
         model = trainer.model
         path = self.model_path or getattr(getattr(model, "config", None), "name_or_path", None)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from os import PathLike
 from typing import Any
 
-from agentrl.agents.backends.base import ChatMessage
+from agentrl.llm.base import ChatMessage
 
 __all__ = ["ChatTokenizer", "TemplateNotIncremental"]
 
@@ -42,7 +42,7 @@ class ChatTokenizer:
 
     Example:
         >>> import tempfile
-        >>> from agentrl.agents.backends.tiny import build_tiny_model
+        >>> from agentrl.llm.tiny import build_tiny_model
         >>> folder = build_tiny_model(tempfile.mkdtemp() + "/tiny", family="qwen2")
         >>> chat = ChatTokenizer.from_pretrained(folder)
         >>> ids = chat.prompt_ids([{"role": "user", "content": "2+2?"}])
@@ -70,7 +70,7 @@ class ChatTokenizer:
         """
         from pathlib import Path
 
-        from agentrl.agents.backends.transformers_backend import (
+        from agentrl.llm.transformers_backend import (
             _import_torch_transformers,
             _load_tokenizer,
             find_stop_token_ids,

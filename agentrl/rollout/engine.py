@@ -22,8 +22,8 @@ config says; every wait has a deadline, so one bad episode never stalls the othe
 
 Example:
     >>> import functools, tempfile
-    >>> from agentrl.agents.backends.tiny import build_tiny_model
-    >>> from agentrl.agents.backends.transformers_backend import TransformersBackend
+    >>> from agentrl.llm.tiny import build_tiny_model
+    >>> from agentrl.llm.transformers_backend import TransformersBackend
     >>> from agentrl.rollout import RolloutConfig, RolloutEngine, group_requests
     >>> from agentrl.rollout.workloads import LatencyEnv
     >>> backend = TransformersBackend(build_tiny_model(tempfile.mkdtemp() + "/m"))
@@ -47,9 +47,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
 from agentrl.core.choices import did_you_mean
 from agentrl.core.episode import env_failure
+from agentrl.llm.base import ChatMessage, Generation, GenerationConfig
 from agentrl.rollout.chat import ChatTokenizer
 from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory, TurnRecord
@@ -726,7 +726,7 @@ def observation_parts(observation: Any) -> tuple[str, list[Any]]:
     """
     import numpy as np
 
-    from agentrl.agents.backends.vlm_backend import check_image
+    from agentrl.llm.vlm_backend import check_image
 
     if isinstance(observation, str):
         return observation, []

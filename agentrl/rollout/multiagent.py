@@ -31,8 +31,8 @@ last turn's ``info`` is the env's last info for the seat (the games put ``outcom
 
 Example:
     >>> import tempfile
-    >>> from agentrl.agents.backends.tiny import build_tiny_model
-    >>> from agentrl.agents.backends.transformers_backend import TransformersBackend
+    >>> from agentrl.llm.tiny import build_tiny_model
+    >>> from agentrl.llm.transformers_backend import TransformersBackend
     >>> from agentrl.rollout import RolloutConfig, group_requests
     >>> backend = TransformersBackend(build_tiny_model(tempfile.mkdtemp() + "/m"))
     >>> config = RolloutConfig(num_envs=4, max_new_tokens=4, sampling_seed=0)
@@ -54,8 +54,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentrl.agents.backends.base import ChatMessage, GenerationConfig
 from agentrl.core.serialize import json_safe
+from agentrl.llm.base import ChatMessage, GenerationConfig
 from agentrl.rollout.chat import ChatTokenizer
 from agentrl.rollout.engine import EpisodeFailed, RolloutConfig, TokenPolicy, generate_timed
 from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agentrl.agents.backends.base import ChatMessage
 from agentrl.core.serialize import json_safe
+from agentrl.llm.base import ChatMessage
 
 __all__ = ["RolloutRequest", "Trajectory", "TurnRecord"]
 
@@ -89,7 +89,7 @@ class Trajectory:
         staleness: how many policy versions the newest turn lagged the policy at the end.
         timings: wall-clock seconds (``total``, ``generate``, ``env``); timings live here, not in info.
         images: the images in ``token_ids``, in order (a VLM's
-            :class:`~agentrl.agents.backends.vlm_backend.EncodedImage`: each one's token block and pixel
+            :class:`~agentrl.llm.vlm_backend.EncodedImage`: each one's token block and pixel
             inputs); empty for text. Their tokens are env tokens: loss mask 0.
         windows: the episode's earlier context windows, oldest first, when the engine keeps only the last
             ``max_images`` screenshots (:class:`~agentrl.rollout.engine.RolloutConfig`): each is a

@@ -100,7 +100,7 @@ def pack_trajectories(trajectories: Sequence[Trajectory], pad_id: int) -> TokenB
     lengths = attention.sum(dim=1)
     vision: dict[str, Any] = {}
     if any(t.images for t in trajectories):
-        from agentrl.agents.backends.vlm_backend import pixel_inputs
+        from agentrl.llm.vlm_backend import pixel_inputs
 
         vision = pixel_inputs([t.images for t in trajectories])
     return TokenBatch(input_ids, attention, loss_mask, old, turn_index, lengths, vision)

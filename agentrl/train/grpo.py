@@ -17,7 +17,7 @@ Real run (one GPU): ``agentrl train grpo --env AgentRL/TIRMath-v0 --model smollm
 
 Example:
     >>> import tempfile
-    >>> from agentrl.train.toy import LetterEnv
+    >>> from agentrl.envs.toy import LetterEnv
     >>> args = GRPOArgs(env_fn=LetterEnv, model="tiny", output_dir=tempfile.mkdtemp(), max_steps=1,
     ...                 group_size=2, prompts_per_step=2, max_new_tokens=4, tensorboard=False)
     >>> with GRPOTrainer(args) as trainer:

@@ -52,16 +52,16 @@ def check_env_id(env_id: str) -> None:
 def resolve_model_path(model: str, output_dir: Path) -> Path:
     """A model folder: ``model`` itself, or for ``"tiny"`` / ``"tiny-llama"`` a tiny model built in the run."""
     if model == "tiny-vlm":
-        from agentrl.agents.backends.tiny_vlm import build_tiny_vlm
+        from agentrl.llm.tiny_vlm import build_tiny_vlm
 
         return build_tiny_vlm(output_dir / "tiny-vlm")
     if model in ("tiny", "tiny-qwen2", "tiny-llama"):
-        from agentrl.agents.backends.tiny import build_tiny_model
+        from agentrl.llm.tiny import build_tiny_model
 
         family = "llama" if model == "tiny-llama" else "qwen2"
         return build_tiny_model(output_dir / f"tiny-{family}", family=family)  # type: ignore[arg-type]
     if model in ("smollm2", "SmolLM2-135M-Instruct"):
-        from agentrl.agents.backends.smollm2 import smollm2_path
+        from agentrl.llm.smollm2 import smollm2_path
 
         return Path(smollm2_path())
     path = Path(model)
@@ -110,7 +110,7 @@ def load_policy_model(
 
 def is_vlm(path: Path) -> bool:
     """Whether the checkpoint at ``path`` has a vision tower (``vision_config`` in its ``config.json``)."""
-    from agentrl.agents.backends.vlm_backend import is_vlm_checkpoint
+    from agentrl.llm.vlm_backend import is_vlm_checkpoint
 
     return is_vlm_checkpoint(path)
 
@@ -198,7 +198,7 @@ def build_rollout(
     import gymnasium as gym
 
     import agentrl  # noqa: F401  (registers the AgentRL/* ids)
-    from agentrl.agents.backends.transformers_backend import TransformersBackend
+    from agentrl.llm.transformers_backend import TransformersBackend
     from agentrl.rollout import RolloutEngine
     from agentrl.rollout.multiagent import multiagent_env_name
 
@@ -226,7 +226,7 @@ def build_rollout(
         # A short batching window: the engine's concurrent episodes ask within a millisecond or two
         # of each other, and every millisecond waited is a millisecond of the step.
         if is_vlm(model_path):
-            from agentrl.agents.backends.vlm_backend import TransformersVLMBackend
+            from agentrl.llm.vlm_backend import TransformersVLMBackend
 
             backend = TransformersVLMBackend(
                 model_path, device=device, dtype=dtype, max_batch_size=max_batch_size, batch_wait_ms=1.0

@@ -21,7 +21,7 @@ Run it: ``agentrl train ppo --env AgentRL/TIRMath-v0 --model PATH --max-steps 10
 
 Example:
     >>> import tempfile
-    >>> from agentrl.train.toy import LetterEnv
+    >>> from agentrl.envs.toy import LetterEnv
     >>> args = PPOArgs(env_fn=LetterEnv, model="tiny", output_dir=tempfile.mkdtemp(), max_steps=1,
     ...                episodes_per_step=2, max_new_tokens=4, value_warmup_steps=1, tensorboard=False)
     >>> with PPOTrainer(args) as trainer:

@@ -1,7 +1,7 @@
 """Generation through vLLM during RL training on one GPU, colocated with the trainer.
 
 :class:`VLLMPolicy` is the GPU twin of
-:class:`~agentrl.agents.backends.transformers_backend.TransformersBackend` for the rollout side
+:class:`~agentrl.llm.transformers_backend.TransformersBackend` for the rollout side
 of a trainer (``--generation vllm``): it speaks the same token-in protocol
 (:class:`~agentrl.rollout.engine.TokenPolicy`: ``agenerate_ids(prompt_ids, config)``), exposes
 ``tokenizer`` and ``stop_token_ids`` for :class:`~agentrl.rollout.chat.ChatTokenizer`, and takes
@@ -65,8 +65,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from agentrl.agents.backends.base import BackendError, Generation, GenerationConfig
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.llm.base import BackendError, Generation, GenerationConfig
 
 __all__ = ["VLLMPolicy"]
 
@@ -214,8 +214,8 @@ class VLLMPolicy:
 
         if not torch.cuda.is_available():
             raise RuntimeError("vLLM generation needs a CUDA GPU; use the default transformers generation on CPU")
-        from agentrl.agents.backends.transformers_backend import _import_torch_transformers as _imports
-        from agentrl.agents.backends.transformers_backend import (
+        from agentrl.llm.transformers_backend import _import_torch_transformers as _imports
+        from agentrl.llm.transformers_backend import (
             _load_tokenizer,
             find_stop_token_ids,
             generation_eos_ids,

@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 from gymnasium import spaces
 
-from agentrl.agents.backends.base import ChatMessage
 from agentrl.core.spaces import UnicodeText
+from agentrl.llm.base import ChatMessage
 
 __all__ = ["ChatHistory"]
 

@@ -1,6 +1,6 @@
 """``TextToEmbedding``: text observations become sentence-embedding vectors (MiniLM by default).
 
-:class:`TextEmbedder` lives in the llm layer (:mod:`agentrl.agents.backends.embedding`); it is
+:class:`TextEmbedder` lives in the llm layer (:mod:`agentrl.llm.embedding`); it is
 re-exported here.
 """
 
@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agentrl.agents.backends.embedding import TextEmbedder
+from agentrl.llm.embedding import TextEmbedder
 
 __all__ = ["TextEmbedder", "TextToEmbedding"]
 

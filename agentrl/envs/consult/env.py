@@ -389,7 +389,7 @@ class PatientConsultEnv(AgentEnv):
 
 def _backend(backend: Any, options: Mapping[str, Any] | None) -> Any:
     if isinstance(backend, str):
-        from agentrl.agents.backends.registry import make_backend
+        from agentrl.llm.registry import make_backend
 
         return make_backend(backend, options)
     if not callable(getattr(backend, "generate", None)):

@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.agents.backends.base import BackendError, ChatMessage, GenerationConfig
 from agentrl.envs.consult.cases import PatientView
 from agentrl.envs.consult.catalog import TOPICS
 from agentrl.envs.consult.checker import FactChecker, split_sentences
 from agentrl.envs.consult.persona import speak
 from agentrl.envs.consult.rubric import backend_model_name
 from agentrl.envs.consult.simulator import PatientReply, RuleBasedPatient
+from agentrl.llm.base import BackendError, ChatMessage, GenerationConfig
 
 __all__ = ["PROMPT_VERSION", "LLMPatient"]
 
@@ -35,7 +35,7 @@ class LLMPatient:
     """A patient simulator whose words come from an LLM (see the module docstring).
 
     Args:
-        backend: any :class:`~agentrl.agents.backends.base.LLMBackend`.
+        backend: any :class:`~agentrl.llm.base.LLMBackend`.
         rules: the rule-based patient used for matching, patience and fallback.
         max_attempts: generations tried per turn before falling back.
         temperature: sampling temperature (each attempt has its own seed, drawn from the episode's rng).

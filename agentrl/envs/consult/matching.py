@@ -79,7 +79,7 @@ _EMBEDDER_LOCK = threading.Lock()
 
 
 def shared_embedder() -> Any:
-    """The process-wide MiniLM :class:`~agentrl.agents.backends.embedding.TextEmbedder` (loaded once)."""
+    """The process-wide MiniLM :class:`~agentrl.llm.embedding.TextEmbedder` (loaded once)."""
     global _EMBEDDER
     with _EMBEDDER_LOCK:
         if _EMBEDDER is None:
@@ -93,7 +93,7 @@ def shared_embedder() -> Any:
                     raise DependencyNotInstalled(
                         f"{module} (the MiniLM model of the patient simulator)", extra="consult"
                     )
-            from agentrl.agents.backends.embedding import TextEmbedder
+            from agentrl.llm.embedding import TextEmbedder
 
             _EMBEDDER = TextEmbedder(cache_size=50_000)
         return _EMBEDDER

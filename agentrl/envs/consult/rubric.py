@@ -553,7 +553,7 @@ class LLMJudge:
     A reply that is not the JSON asked for counts as not met and is recorded as unparsed.
 
     Args:
-        backend: an :class:`~agentrl.agents.backends.base.LLMBackend`.
+        backend: an :class:`~agentrl.llm.base.LLMBackend`.
         cache_path: a JSONL file for verdicts (created when missing).
         max_tokens: the most tokens per verdict.
     """
@@ -584,7 +584,7 @@ class LLMJudge:
 
     def verdict(self, conversation: str, criterion: Criterion) -> dict[str, Any]:
         """``{"met": bool, "explanation": str, "parsed": bool}`` for one criterion (cached)."""
-        from agentrl.agents.backends.base import GenerationConfig
+        from agentrl.llm.base import GenerationConfig
 
         key = self._key(conversation, criterion)
         with self._lock:
@@ -598,7 +598,7 @@ class LLMJudge:
                 f"{criterion.text}\n\nJSON verdict:",
             },
         ]
-        from agentrl.agents.backends.base import BackendError
+        from agentrl.llm.base import BackendError
 
         with self._lock:
             self.calls += 1

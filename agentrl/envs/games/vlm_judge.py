@@ -3,7 +3,7 @@
 FlashAdventure (Ahn et al., 2025) checks a game's milestones by asking a vision-language model whether
 a milestone's description holds in a screenshot, instead of reading the game's memory. A
 :class:`MilestoneJudge` does that with any chat backend that reads image parts (e.g.
-:class:`~agentrl.agents.backends.openai_compatible.OpenAICompatibleBackend` against a VLM server), and
+:class:`~agentrl.llm.openai_compatible.OpenAICompatibleBackend` against a VLM server), and
 caches its verdicts on disk so that the same screenshot and question are never paid for twice.
 
 The game envs take a judge as an option beside their pixel templates and game-state milestones:
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.agents.backends.base import ChatMessage, GenerationConfig
+from agentrl.llm.base import ChatMessage, GenerationConfig
 
 __all__ = ["MilestoneJudge", "default_cache_dir", "parse_yes_no"]
 
@@ -105,7 +105,7 @@ class MilestoneJudge:
     >>> class Yes:  # a stand-in backend
     ...     model = "stub"
     ...     def generate(self, messages, config):
-    ...         from agentrl.agents.backends.base import Generation
+    ...         from agentrl.llm.base import Generation
     ...         return Generation(text="Yes")
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:

@@ -263,11 +263,11 @@ class BM25Retriever:
 def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> Any:
     """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU.
 
-    :func:`agentrl.agents.backends.embedding.load_embedding_model`, with a missing MiniLM reported as
+    :func:`agentrl.llm.embedding.load_embedding_model`, with a missing MiniLM reported as
     a :class:`RetrievalError`.
     """
-    from agentrl.agents.backends.embedding import load_embedding_model as load
     from agentrl.core.errors import DependencyNotInstalled
+    from agentrl.llm.embedding import load_embedding_model as load
 
     try:
         return load(model_path)
@@ -288,7 +288,7 @@ class DenseRetriever:
             e5, bge and other encoders work the same way.
         batch_size: Encoding batch size when building.
         query_prefix: Put before every query; ``None`` picks it from the model's name
-            (:func:`~agentrl.agents.backends.embedding.default_prefixes`: ``"query: "`` for e5).
+            (:func:`~agentrl.llm.embedding.default_prefixes`: ``"query: "`` for e5).
         passage_prefix: Put before every passage; ``None``: by name (``"passage: "`` for e5).
     """
 
@@ -305,7 +305,7 @@ class DenseRetriever:
     ) -> None:
         import faiss
 
-        from agentrl.agents.backends.embedding import default_prefixes
+        from agentrl.llm.embedding import default_prefixes
 
         self.passages = passages
         self._faiss = faiss
@@ -496,7 +496,7 @@ def get_retriever(
     """
     if kind not in ("bm25", "dense", "hybrid"):
         raise ValueError(f"unknown retriever kind {kind!r}; expected 'bm25', 'dense' or 'hybrid'")
-    from agentrl.agents.backends.embedding import default_prefixes
+    from agentrl.llm.embedding import default_prefixes
 
     digest = corpus_digest(passages)
     model = str(model_path) if model_path else None

@@ -26,8 +26,8 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentrl.agents.backends.base import BackendError, ChatMessage, Generation, GenerationConfig
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.llm.base import BackendError, ChatMessage, Generation, GenerationConfig
 
 if TYPE_CHECKING:
     import torch

@@ -28,8 +28,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from agentrl.agents.backends.base import BackendError, ChatMessage, Generation, GenerationConfig
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.llm.base import BackendError, ChatMessage, Generation, GenerationConfig
 
 __all__ = ["OpenAICompatibleBackend"]
 

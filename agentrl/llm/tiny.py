@@ -2,7 +2,7 @@
 
 :func:`build_tiny_model` writes a Hugging Face model folder (safetensors weights, a byte-level BPE
 tokenizer with the family's special tokens and chat template, a generation config) that
-:class:`~agentrl.agents.backends.transformers_backend.TransformersBackend` and any trainer load
+:class:`~agentrl.llm.transformers_backend.TransformersBackend` and any trainer load
 like a real checkpoint. The weights are random, so the text it writes is gibberish; what matters
 is that every code path (chat templates, batching, KV cache, logprobs, stop handling) runs for real
 in well under a second, with no download.

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentrl.agents.backends.base import LLMBackend
 from agentrl.core.choices import did_you_mean
+from agentrl.llm.base import LLMBackend
 
 __all__ = ["BACKEND_NAMES", "check_backend_options", "make_backend"]
 
@@ -47,21 +47,21 @@ def make_backend(name: str, options: Mapping[str, Any] | None = None) -> LLMBack
     """
     options = dict(options or {})
     if name == "smollm2":
-        from agentrl.agents.backends.smollm2 import smollm2_backend
+        from agentrl.llm.smollm2 import smollm2_backend
 
         return smollm2_backend(**options)
     check_backend_options(name, options)
     if name == "transformers":
-        from agentrl.agents.backends.transformers_backend import TransformersBackend
+        from agentrl.llm.transformers_backend import TransformersBackend
 
         path = options.pop("model_path")
-        from agentrl.agents.backends.vlm_backend import TransformersVLMBackend, is_vlm_checkpoint
+        from agentrl.llm.vlm_backend import TransformersVLMBackend, is_vlm_checkpoint
 
         if is_vlm_checkpoint(path):  # a VLM checkpoint: the same backend name, images understood
             return TransformersVLMBackend(path, **options)
         return TransformersBackend(path, **options)
     if name == "openai":
-        from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
+        from agentrl.llm.openai_compatible import OpenAICompatibleBackend
 
         return OpenAICompatibleBackend(options.pop("base_url"), options.pop("model"), **options)
     choices = ", ".join(BACKEND_NAMES)

@@ -1,8 +1,8 @@
 """A local OpenAI-compatible server over any of our LLM backends (FastAPI + uvicorn, loopback by default).
 
-It makes a :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend` (a local
+It makes a :class:`~agentrl.llm.transformers_backend.TransformersBackend` (a local
 checkpoint, the embedded SmolLM2, a tiny test model) look like a vLLM server, so that anything
-written against an OpenAI-compatible API, :class:`~agentrl.agents.backends.OpenAICompatibleBackend`
+written against an OpenAI-compatible API, :class:`~agentrl.llm.OpenAICompatibleBackend`
 included, can talk to it. Endpoints:
 
 * ``GET /v1/models``: the one served model (``{"object": "list", "data": [{"id": NAME, ...}]}``).
@@ -26,8 +26,8 @@ get HTTP 400 with ``{"error": {"message", "type": "invalid_request_error", "para
 
 Python::
 
-    from agentrl.agents.backends import smollm2_backend
-    from agentrl.agents.backends.server import serve_model
+    from agentrl.llm import smollm2_backend
+    from agentrl.llm.server import serve_model
 
     with serve_model(smollm2_backend()) as server:  # port 0: a free port
         print(server.base_url)  # http://127.0.0.1:PORT/v1
@@ -53,8 +53,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentrl.agents.backends.base import BackendError, Generation, GenerationConfig
 from agentrl.core.serving import ServerHandle, refuse_remote, start_server_thread
+from agentrl.llm.base import BackendError, Generation, GenerationConfig
 
 __all__ = [
     "DEFAULT_PORT",
@@ -421,18 +421,18 @@ def load_backend(model: str, **options: Any) -> Any:
     Tiny models are built (once) under ``$AGENTRL_CACHE`` (``~/.cache/agentrl``); ``options`` go to
     the backend (``device``, ``dtype``, ``max_batch_size``, ``name``).
     """
-    from agentrl.agents.backends.transformers_backend import TransformersBackend
+    from agentrl.llm.transformers_backend import TransformersBackend
 
     if model in ("tiny", "tiny-qwen2", "tiny-llama"):
-        from agentrl.agents.backends.smollm2 import default_cache_dir
-        from agentrl.agents.backends.tiny import build_tiny_model
+        from agentrl.llm.smollm2 import default_cache_dir
+        from agentrl.llm.tiny import build_tiny_model
 
         family = "llama" if model == "tiny-llama" else "qwen2"
         options.setdefault("name", f"tiny-{family}")
         path = build_tiny_model(default_cache_dir() / f"tiny-{family}", family=family)  # type: ignore[arg-type]
         return TransformersBackend(path, **options)
     if model in ("smollm2", "SmolLM2-135M-Instruct"):
-        from agentrl.agents.backends.smollm2 import smollm2_backend
+        from agentrl.llm.smollm2 import smollm2_backend
 
         return smollm2_backend(**options)
     return TransformersBackend(model, **options)

@@ -11,7 +11,7 @@ Importing this package is cheap: torch, transformers and httpx load when a backe
 
 from __future__ import annotations
 
-from agentrl.agents.backends.base import (
+from agentrl.llm.base import (
     BackendError,
     ChatMessage,
     Generation,
@@ -19,10 +19,10 @@ from agentrl.agents.backends.base import (
     LLMBackend,
     describe_config,
 )
-from agentrl.agents.backends.openai_compatible import OpenAICompatibleBackend
-from agentrl.agents.backends.smollm2 import smollm2_backend, smollm2_path
-from agentrl.agents.backends.tiny import build_tiny_model
-from agentrl.agents.backends.transformers_backend import TransformersBackend
+from agentrl.llm.openai_compatible import OpenAICompatibleBackend
+from agentrl.llm.smollm2 import smollm2_backend, smollm2_path
+from agentrl.llm.tiny import build_tiny_model
+from agentrl.llm.transformers_backend import TransformersBackend
 
 __all__ = [
     "BackendError",

@@ -1,6 +1,6 @@
 """A local vision-language model through ``transformers``, with exact image tokens and dynamic batching.
 
-:class:`TransformersVLMBackend` is :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend`
+:class:`TransformersVLMBackend` is :class:`~agentrl.llm.transformers_backend.TransformersBackend`
 for a model with a vision tower (``AutoModelForImageTextToText``: SmolVLM/Idefics3 and others whose image
 tokens sit in the sequence as a fixed block per image). It keeps the same contract: one queue, requests
 batched as they come, per-row sampling settings, exact token ids and the sampler's logprobs. What it adds:
@@ -20,8 +20,8 @@ batched as they come, per-row sampling settings, exact token ids and the sampler
 Example:
     >>> import tempfile
     >>> import numpy as np
-    >>> from agentrl.agents.backends.base import GenerationConfig
-    >>> from agentrl.agents.backends.tiny_vlm import build_tiny_vlm
+    >>> from agentrl.llm.base import GenerationConfig
+    >>> from agentrl.llm.tiny_vlm import build_tiny_vlm
     >>> backend = TransformersVLMBackend(build_tiny_vlm(tempfile.mkdtemp() + "/vlm"))
     >>> image = np.zeros((84, 84, 3), dtype=np.uint8)
     >>> len(backend.encode_image(image).token_ids)  # 16 image tokens and 3 around them
@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.agents.backends.base import ChatMessage, Generation, GenerationConfig
-from agentrl.agents.backends.transformers_backend import TransformersBackend, _Row
+from agentrl.llm.base import ChatMessage, Generation, GenerationConfig
+from agentrl.llm.transformers_backend import TransformersBackend, _Row
 
 __all__ = ["EncodedImage", "TransformersVLMBackend", "check_image", "is_vlm_checkpoint"]
 
@@ -109,7 +109,7 @@ class TransformersVLMBackend(TransformersBackend):
 
     Args:
         model_path: a folder with the model, its processor and tokenizer (``AutoProcessor`` loads it).
-        **kwargs: as :class:`~agentrl.agents.backends.transformers_backend.TransformersBackend`.
+        **kwargs: as :class:`~agentrl.llm.transformers_backend.TransformersBackend`.
 
     Raises:
         ValueError: the checkpoint has no image processor or no image token (a text-only model: use
