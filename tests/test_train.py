@@ -505,3 +505,48 @@ def test_env_failing_some_rollouts_is_named_in_the_summary(tmp_path: Path, capsy
         assert "warning" not in capsys.readouterr().out
     finally:
         gym.registry.pop("AgentRLTest/FlakyLetter-v0", None)
+
+
+@pytest.mark.parametrize("trainer", ["grpo", "ppo"])
+def test_a_token_budget_splits_micro_batches_without_changing_the_update(tmp_path: Path, trainer: str) -> None:
+    """``max_micro_batch_tokens`` bounds each forward/backward pass; the step's update is the same.
+
+    The README's desktop command (16 episodes in ~150 context windows) held every row in one pass and was
+    killed for memory on a 24 GB machine; with a budget each pass holds a few rows, and the weights after a
+    step equal (to float rounding) those of one big pass.
+    """
+    passes: list[tuple[int, int]] = []  # (rows, width) of each pass through the policy
+    import agentrl.train.logprobs as logprobs_module
+
+    real = logprobs_module.token_logprobs
+
+    def counting(model, input_ids, *args, **kwargs):  # type: ignore[no-untyped-def]
+        passes.append((int(input_ids.shape[0]), int(input_ids.shape[1])))
+        return real(model, input_ids, *args, **kwargs)
+
+    weights = {}
+    counts = {}
+    for budget in (1_000_000, 40):
+        passes.clear()
+        common = dict(model="tiny", env_fn=LetterEnv, output_dir=str(tmp_path / str(budget)), max_new_tokens=6,
+                      learning_rate=1e-3, tensorboard=False, max_steps=1, max_micro_batch_tokens=budget)
+        with pytest.MonkeyPatch.context() as patch:
+            for module in ("agentrl.train.run", "agentrl.train.grpo", "agentrl.train.ppo"):
+                patch.setattr(f"{module}.token_logprobs", counting, raising=False)
+            patch.setattr("agentrl.train.logprobs.token_logprobs", counting)
+            if trainer == "grpo":
+                with GRPOTrainer(GRPOArgs(group_size=4, prompts_per_step=2, **common)) as made:
+                    made.train()
+                    weights[budget] = {k: v.clone() for k, v in made.run.model.state_dict().items()}
+            else:
+                with PPOTrainer(PPOArgs(episodes_per_step=8, value_learning_rate=1e-3, **common)) as made:
+                    made.train()
+                    weights[budget] = {k: v.clone() for k, v in made.run.model.state_dict().items()}
+        assert passes
+        counts[budget] = len(passes)
+        if budget == 40:  # no pass over the budget, but for a row longer than it, which goes alone
+            assert all(rows == 1 or rows * width <= 40 for rows, width in passes), passes
+    assert counts[40] > counts[1_000_000]
+    for key, value in weights[1_000_000].items():
+        # Adam turns float rounding of near-zero gradients into ~1e-6 steps; a real difference would be ~lr (1e-3)
+        torch.testing.assert_close(weights[40][key], value, rtol=1e-4, atol=2e-5)

@@ -35,7 +35,9 @@ class TrainArgs:
         learning_rate: AdamW learning rate of the policy.
         weight_decay: AdamW weight decay.
         max_grad_norm: gradient clipping norm (0: no clipping).
-        grad_accum_steps: micro-batches per optimizer step (gradient accumulation).
+        grad_accum_steps: micro-batches per optimizer step (gradient accumulation), at least.
+        max_micro_batch_tokens: a micro-batch holds at most this many padded tokens (rows x its longest
+            row); more micro-batches are made when needed (the gradient is the same), so memory stays bounded.
         updates_per_step: optimizer steps over each collected batch (1: on-policy).
         clip_low: ratio epsilon below 1 (None: the loss type's default).
         clip_high: ratio epsilon above 1 (None: the loss type's default; clip-higher is 0.28).
@@ -105,6 +107,7 @@ class TrainArgs:
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
     grad_accum_steps: int = 1
+    max_micro_batch_tokens: int = 8192
     updates_per_step: int = 1
     clip_low: float | None = None
     clip_high: float | None = None

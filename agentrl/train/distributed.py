@@ -257,6 +257,18 @@ def global_counts(num_tokens: float, num_rows: float, ctx: DistributedContext) -
     return float(tokens), float(rows)
 
 
+def all_reduce_max(value: int, ctx: DistributedContext) -> int:
+    """The largest of every rank's ``value`` (``value`` itself when not distributed)."""
+    if not ctx.enabled:
+        return int(value)
+    import torch
+    import torch.distributed as dist
+
+    tensor = torch.tensor([int(value)], dtype=torch.int64, device=_collective_device(ctx))
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    return int(tensor.item())
+
+
 def loss_scale(ctx: DistributedContext) -> float:
     """The factor each rank's loss is multiplied by before ``backward``: ``world_size``.
 

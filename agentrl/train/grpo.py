@@ -170,7 +170,7 @@ class GRPOTrainer(Trainer):
 
         # 4. The loss over micro-batches, normalised by the whole batch's rows and tokens, so the
         #    accumulated gradient equals the full batch's (and, scaled, the same across ranks).
-        micro = run.micro_batches(len(rows), args.grad_accum_steps)
+        micro = run.micro_batches(len(rows), args.grad_accum_steps, [len(piece.token_ids) for piece in pieces])
         totals: dict[str, float] = {}
         grad_norm = 0.0
         for _ in range(args.updates_per_step):

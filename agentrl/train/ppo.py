@@ -184,7 +184,10 @@ class PPOTrainer(Trainer):
             old_logprobs, ref_logprobs, gap = run.rollout_logprobs(batch, local_tokens)
             metrics["update/logprob_mismatch"] = gap
             with torch.no_grad():
-                old_values = self.critic(batch.input_ids, batch.attention_mask, **batch.vision) * mask
+                critic = self.critic
+                old_values = run.by_micro_batch(
+                    batch, lambda sub: critic(sub.input_ids, sub.attention_mask, **sub.vision)
+                ) * mask
                 if args.gae_mode == "length_adaptive":
                     lam_policy: Any = length_adaptive_lambda(mask.sum(-1), args.length_alpha)
                 else:
@@ -213,7 +216,7 @@ class PPOTrainer(Trainer):
         # 4. Critic always; policy after the warm-up. Micro-batches accumulate to the full batch.
         train_policy = run.step_index >= args.value_warmup_steps
         metrics["update/policy_frozen"] = 0.0 if train_policy else 1.0
-        micro = run.micro_batches(len(kept), args.grad_accum_steps)
+        micro = run.micro_batches(len(kept), args.grad_accum_steps, [len(t.token_ids) for t in kept])
         totals: dict[str, float] = {}
         grad_norm = value_norm = 0.0
         for _ in range(args.updates_per_step):

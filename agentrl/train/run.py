@@ -33,7 +33,41 @@ from agentrl.train.models import (
     resolve_model_path,
 )
 
-__all__ = ["PolicyRun"]
+__all__ = ["PolicyRun", "token_budget_split"]
+
+
+def token_budget_split(lengths: Sequence[int], budget: int, parts: int = 1) -> list[list[int]]:
+    """Rows (by index) in micro-batches of at most ``budget`` padded tokens each, and at least ``parts`` of them.
+
+    Rows go longest first into the current micro-batch while ``rows x longest row`` stays within ``budget``
+    (a row longer than the budget goes alone), and no micro-batch holds more than ``ceil(rows / parts)`` rows.
+    Each micro-batch lists its rows in their original order.
+
+    Example:
+        >>> token_budget_split([4, 4, 4, 4], budget=8)
+        [[0, 1], [2, 3]]
+        >>> token_budget_split([10, 2, 3], budget=8)  # the long row alone, the short ones together
+        [[0], [1, 2]]
+        >>> token_budget_split([1, 1, 1, 1], budget=100, parts=2)
+        [[0, 1], [2, 3]]
+    """
+    if not lengths:
+        return []
+    cap = -(-len(lengths) // max(parts, 1))
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    split: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for row in order:
+        width = max(longest, lengths[row], 1)
+        if current and (len(current) + 1 > cap or (len(current) + 1) * width > budget):
+            split.append(sorted(current))
+            current, longest = [], 0
+            width = max(lengths[row], 1)
+        current.append(row)
+        longest = width
+    split.append(sorted(current))
+    return split
 
 
 class PolicyRun:
@@ -222,15 +256,65 @@ class PolicyRun:
         """What each rank's loss is multiplied by before backward (DDP averages gradients over ranks)."""
         return distributed.loss_scale(self.dist)
 
-    def micro_batches(self, rows: int, parts: int) -> list[list[int]]:
-        """Row indices split into ``parts`` micro-batches; empty ones are kept when distributed.
+    def micro_batches(self, rows: int, parts: int, lengths: Sequence[int] | None = None) -> list[list[int]]:
+        """Row indices split into at least ``parts`` micro-batches, each within the token budget.
+
+        With ``lengths`` (each row's tokens), a micro-batch holds at most ``max_micro_batch_tokens`` padded
+        tokens (its rows times its longest row; a longer row goes alone), so the memory of one forward and
+        backward pass is bounded whatever the number of rows (a pixel episode in many context windows, 16
+        episodes of 4096 tokens). The gradient does not depend on the split: the loss is normalised by the
+        whole batch's tokens and rows.
 
         Every rank must run the same number of backward passes per optimizer step (each is a
-        collective under DDP), so a rank with fewer rows backs an empty micro-batch with
-        :meth:`backward_nothing` rather than skipping it.
+        collective under DDP), so the count is the largest over the ranks, and a rank with fewer rows backs an
+        empty micro-batch with :meth:`backward_nothing` rather than skipping it.
         """
-        split = [list(range(rows))[i::parts] for i in range(parts)]
-        return split if self.dist.enabled else [part for part in split if part]
+        budget = max(int(self.args.max_micro_batch_tokens), 1)
+        if lengths is None:
+            split = [list(range(rows))[i::parts] for i in range(parts)]
+        else:
+            split = token_budget_split(list(lengths)[:rows], budget, parts)
+        if not self.dist.enabled:
+            return [part for part in split if part]
+        count = distributed.all_reduce_max(len(split), self.dist)
+        return split + [[] for _ in range(count - len(split))]
+
+    def batch_logprobs(self, model: Any, batch: Any, *, with_entropy: bool = False) -> Any:
+        """:func:`~agentrl.train.logprobs.token_logprobs` of a whole batch without gradients, a micro-batch at a time.
+
+        The gradient-free passes (the behaviour policy's and the reference's logprobs) would otherwise hold the
+        activations of every row at once; this keeps them to one micro-batch's (``max_micro_batch_tokens``).
+        """
+        from agentrl.train.logprobs import token_logprobs
+
+        return self.by_micro_batch(
+            batch,
+            lambda sub: token_logprobs(
+                model,
+                sub.input_ids,
+                sub.attention_mask,
+                temperature=self.args.temperature,
+                with_entropy=with_entropy,
+                extra_inputs=sub.vision,
+                suppress_token_ids=self.suppressed_token_ids,
+            )[0],
+        )
+
+    def by_micro_batch(self, batch: Any, fn: Any) -> Any:
+        """``fn(sub_batch) -> (rows, width)`` tensor over the batch's micro-batches, put back as one (B, T) tensor.
+
+        No gradient; the local rows only (no collective), so ranks need not agree on the split.
+        """
+        torch = import_torch()
+        lengths = [int(n) for n in batch.lengths.tolist()]
+        budget = max(int(self.args.max_micro_batch_tokens), 1)
+        out = torch.zeros(batch.input_ids.shape, dtype=torch.float32, device=batch.input_ids.device)
+        with torch.no_grad():
+            for part in token_budget_split(lengths, budget, 1):
+                sub = batch.select(part)
+                values = fn(sub)
+                out[torch.as_tensor(part, device=out.device), : values.shape[1]] = values.float()
+        return out
 
     def no_sync(self, module: Any, defer: bool) -> Any:
         """DDP's ``no_sync`` (skip the all-reduce until the last micro-batch) when ``defer`` and distributed."""
@@ -328,36 +412,13 @@ class PolicyRun:
 
         The rollout policy's logprobs are recomputed by the training model, or taken from the
         sampler (``recompute_old_logprobs``); the gap between the two, per policy token, is a
-        metric. Gradient-free passes use the unwrapped models: through DDP each forward is a collective.
+        metric. Gradient-free passes use the unwrapped models (through DDP each forward is a collective),
+        a micro-batch at a time (:meth:`batch_logprobs`).
         """
-        torch = import_torch()
-        from agentrl.train.logprobs import token_logprobs
-
-        temperature = self.args.temperature
-        with torch.no_grad():
-            vision, suppress = batch.vision, self.suppressed_token_ids
-            recomputed, _ = token_logprobs(
-                self.model,
-                batch.input_ids,
-                batch.attention_mask,
-                temperature=temperature,
-                with_entropy=False,
-                extra_inputs=vision,
-                suppress_token_ids=suppress,
-            )
-            gap = float(((recomputed - batch.old_logprobs).abs() * batch.loss_mask).sum() / max(local_tokens, 1.0))
-            old = recomputed if self.args.recompute_old_logprobs else batch.old_logprobs
-            reference = None
-            if self.reference is not None:
-                reference, _ = token_logprobs(
-                    self.reference,
-                    batch.input_ids,
-                    batch.attention_mask,
-                    temperature=temperature,
-                    with_entropy=False,
-                    extra_inputs=vision,
-                    suppress_token_ids=suppress,
-                )
+        recomputed = self.batch_logprobs(self.model, batch)
+        gap = float(((recomputed - batch.old_logprobs).abs() * batch.loss_mask).sum() / max(local_tokens, 1.0))
+        old = recomputed if self.args.recompute_old_logprobs else batch.old_logprobs
+        reference = None if self.reference is None else self.batch_logprobs(self.reference, batch)
         return old, reference, gap
 
     def drop_stale(self, trajectories: Sequence[Any]) -> tuple[list[Any], int]:
