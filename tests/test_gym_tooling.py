@@ -22,7 +22,8 @@ TEXT_ENV_IDS = sorted(
     for env_id in gym.registry
     if env_id.split("/")[0] in ("AgentRL", "AgentRL-MA") and env_id not in _PIXEL_IDS
 )
-MODES = [("sync", {}), ("async", {"shared_memory": False})]  # text cannot live in shared memory
+# async: gymnasium's default, observations through shared memory (text too: agentrl.core.spaces); async-pipes: without
+MODES = [("sync", {}), ("async", {}), ("async-pipes", {"shared_memory": False})]
 NUM_ENVS = 2
 
 
@@ -38,6 +39,7 @@ def test_the_expected_ids_are_registered() -> None:
 def _vector_env(env_id: str, mode: str, vector_kwargs: dict) -> Iterator[gym.vector.VectorEnv]:
     """``make_vec``, closed cleanly after success; after a failure the async workers are terminated
     (a plain ``close`` would wait forever on a step whose results the failure already consumed)."""
+    mode = mode.split("-")[0]
     envs = gym.make_vec(env_id, num_envs=NUM_ENVS, vectorization_mode=mode, vector_kwargs=vector_kwargs)
     try:
         yield envs
@@ -105,16 +107,117 @@ def test_make_vec_game_view_with_legal_moves_and_autoreset(mode: str, vector_kwa
         assert not terminated.any() and (reward == 0).all()
 
 
-def test_async_with_shared_memory_refuses_text_or_keeps_it() -> None:
-    """The default ``shared_memory=True`` must not corrupt text silently: refuse it, or keep the text."""
+def _reference_episodes(env_id: str, seeds: list[int], steps: int) -> tuple[list[list[str]], list[list[str]]]:
+    """One env played seed by seed with its oracle: each seed's observations (reset first) and the actions taken."""
+    env = gym.make(env_id)
+    observations: list[list[str]] = []
+    actions: list[list[str]] = []
     try:
-        envs = gym.make_vec("AgentRL/Letter-v0", num_envs=NUM_ENVS, vectorization_mode="async")
-    except (TypeError, ValueError) as exc:
-        assert "shared_memory" in str(exc)
-        return
+        for seed in seeds:
+            obs, _ = env.reset(seed=seed)
+            seen, taken = [obs], []
+            for _ in range(steps):
+                action = env.unwrapped.oracle_action()
+                obs, _, terminated, truncated, _ = env.step(action)
+                seen.append(obs)
+                taken.append(action)
+                if terminated or truncated:
+                    break
+            observations.append(seen)
+            actions.append(taken)
+    finally:
+        env.close()
+    return observations, actions
+
+
+@pytest.mark.parametrize(
+    ("env_id", "num_envs"), [("AgentRL/TIRMath-v0", 4), ("AgentRL/SQL-v0", 3), ("AgentRL/Search-v0", 2)]
+)
+def test_async_by_default_hands_back_the_right_text(env_id: str, num_envs: int) -> None:
+    """``make_vec(..., vectorization_mode="async")`` with no vector_kwargs (shared memory) gives the observations one
+    env gives, step after step, as sync does: not refused, not strings of "0", not the first observation again."""
+    seeds = list(range(10, 10 + num_envs))
+    reference, actions = _reference_episodes(env_id, seeds, steps=2)
+    assert all(len(taken) >= 1 for taken in actions)
+    for mode in ("async", "sync"):
+        envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode)
+        try:
+            assert getattr(envs, "shared_memory", True)
+            obs, _ = envs.reset(seed=seeds)
+            assert type(obs) is tuple and list(obs) == [seen[0] for seen in reference], mode
+            assert envs.observation_space.contains(obs)
+            obs, reward, terminated, _, _ = envs.step(tuple(taken[0] for taken in actions))
+            assert type(obs) is tuple and list(obs) == [seen[1] for seen in reference], mode
+            if env_id == "AgentRL/TIRMath-v0":  # the oracle answers on its second turn; the third autoresets
+                obs, reward, terminated, _, _ = envs.step(tuple(taken[1] for taken in actions))
+                assert list(obs) == [seen[2] for seen in reference] and terminated.all() and (reward == 1).all()
+                obs, reward, terminated, _, _ = envs.step(("x",) * num_envs)
+                assert all("\\boxed" in o for o in obs) and not terminated.any()
+                assert obs != tuple(seen[0] for seen in reference)  # new problems (the seeds ran on)
+        finally:
+            envs.close()
+
+
+def test_async_by_default_with_pixels_and_text() -> None:
+    """A Dict observation of pixels and text: the pixels stay in gymnasium's shared arrays, the text reads right."""
+    sync = gym.make_vec("AgentRL/ColourLetter-v0", num_envs=3, vectorization_mode="sync")
+    envs = gym.make_vec("AgentRL/ColourLetter-v0", num_envs=3, vectorization_mode="async")
+    try:
+        assert envs.shared_memory
+        obs, _ = envs.reset(seed=[0, 1, 2])
+        want, _ = sync.reset(seed=[0, 1, 2])
+        assert isinstance(envs.observations["pixels"], np.ndarray)  # the live view of the shared buffer
+        assert np.array_equal(obs["pixels"], want["pixels"]) and obs["text"] == want["text"]
+        assert all(isinstance(t, str) and t for t in obs["text"])
+        actions = tuple(sync.call("oracle_action"))
+        obs, reward, *_ = envs.step(actions)
+        want, want_reward, *_ = sync.step(actions)
+        assert np.array_equal(obs["pixels"], want["pixels"]) and obs["text"] == want["text"]
+        assert np.array_equal(reward, want_reward)
+    finally:
+        envs.close()
+        sync.close()
+
+
+def test_shared_text_round_trips_any_str() -> None:
+    """A UnicodeText slot keeps any str (non-ASCII, NUL, lone surrogates, empty, full length); copies are tuples."""
+    import copy
+    import multiprocessing
+    import pickle
+
+    from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
+
+    from agentrl.core.spaces import SharedTexts, UnicodeText
+
+    space = UnicodeText(12)
+    memory = create_shared_memory(space, n=4, ctx=multiprocessing.get_context("fork"))
+    view = read_from_shared_memory(space, memory, n=4)
+    texts = ["héllo ∑ x² 🙂", "a\x00b", "", "\udcff" + "z" * 11]
+    for index, text in enumerate(texts):
+        write_to_shared_memory(space, index, text, memory)
+    assert isinstance(view, SharedTexts) and list(view) == texts and view == tuple(texts) and len(view) == 4
+    for snapshot in (copy.deepcopy(view), copy.copy(view), pickle.loads(pickle.dumps(view))):
+        assert type(snapshot) is tuple and snapshot == tuple(texts)
+    write_to_shared_memory(space, 2, "later", memory)
+    assert view[2] == "later" and view[1:3] == ("a\x00b", "later")  # the view is live; snapshots are not
+    with pytest.raises(ValueError, match="does not fit"):
+        write_to_shared_memory(space, 0, "x" * 13, memory)
+    with pytest.raises(TypeError, match="must be a str"):
+        write_to_shared_memory(space, 0, b"bytes", memory)
+
+
+def test_shared_memory_too_large_for_text_names_the_way_out() -> None:
+    """Text too long for shared memory is refused at construction with a message naming ``shared_memory=False``,
+    and that setting works."""
+    huge = {"max_observation_chars": 300_000_000}  # 2 envs x 1.2 GB of code points
+    with pytest.raises(TypeError, match=r'vector_kwargs=\{"shared_memory": False\}'):
+        gym.make_vec("AgentRL/TIRMath-v0", num_envs=2, vectorization_mode="async", **huge)
+    envs = gym.make_vec(
+        "AgentRL/TIRMath-v0", num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False}, **huge
+    )
     try:
         obs, _ = envs.reset(seed=[0, 1])
-        assert obs[0].startswith("Write")
+        assert all("\\boxed" in o for o in obs)
     finally:
         envs.close()
 
