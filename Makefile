@@ -13,15 +13,16 @@ STAMP  := $(VENV)/.agentrl-installed
 # makes the Debian root filesystem its image is built from (no registry is needed).
 # Xvfb, a window manager, small X tools and real apps (xterm, mousepad, thunar, galculator; Chromium
 # above) make the desktop of AgentRL/OSWorld-v0; AT-SPI (at-spi2-core, python3-gi, gir1.2-atspi-2.0)
-# gives its accessibility tree. The desktop packages go in without their recommends (no GNOME stack).
+# gives its accessibility tree; ffmpeg records the screen (/start_recording: OSWorld's runner records every
+# episode). The desktop packages go in without their recommends (no GNOME stack).
 SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap
 DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mousepad thunar galculator \
-  at-spi2-core python3-gi gir1.2-atspi-2.0 libglib2.0-bin dconf-gsettings-backend
+  at-spi2-core python3-gi gir1.2-atspi-2.0 libglib2.0-bin dconf-gsettings-backend ffmpeg
 
 # `make desktop-full` (opt-in, about 1 GB): the apps OSWorld's own task files use, so more of them run
 # (agentrl osworld coverage PATH). VS Code is not in Debian (Microsoft ships it from its own repository): its
 # tasks stay reported as needing it.
-FULL_DESKTOP_PACKAGES := libreoffice-calc libreoffice-writer libreoffice-impress gimp vlc thunderbird ffmpeg
+FULL_DESKTOP_PACKAGES := libreoffice-calc libreoffice-writer libreoffice-impress gimp vlc thunderbird
 
 .PHONY: demo test lint system-deps setup clean ruffle desktop-full
 
@@ -29,7 +30,7 @@ FULL_DESKTOP_PACKAGES := libreoffice-calc libreoffice-writer libreoffice-impress
 # embedded SmolLM2 over a small sample of every registered env (text envs, games, the desktop), into
 # one report; then a short GRPO run of a tiny model on the toy letter env, whose reward curve rises (re-running
 # resumes both); then 3 GRPO steps of the real SmolLM2 on TIRMath's easy tier with held-out success before and after,
-# and the committed hour-long run's figures (python -m agentrl.bench.learn_smollm2; docs/learn_smollm2.json).
+# and the committed hour-long run's figures (python benchmarks/learn_smollm2.py; benchmarks/results/learn_smollm2.json).
 # A suite whose system parts are missing (no Chromium: the games) is skipped with the command that installs them,
 # and recorded in the report; episodes that failed for the machine's sake (the env could not start, it died) run
 # again on the next `make demo` by themselves, agent errors with --retry-errors. The last lines list both.
@@ -55,7 +56,7 @@ demo: setup
 	@echo "SQL 0% [0%, 11%] (the model adds WHERE filters the question never asked for)."
 	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
 	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3 --resume true
-	HF_HUB_OFFLINE=1 $(PY) -m agentrl.bench.learn_smollm2 --quick --out $(DEMO_OUT)/learn_smollm2
+	HF_HUB_OFFLINE=1 $(PY) benchmarks/learn_smollm2.py --quick --out $(DEMO_OUT)/learn_smollm2
 	@$(PY) -c 'import sys; from agentrl.bench.report import directory_notes; print(*directory_notes(sys.argv[1]), sep="\n")' $(DEMO_OUT)
 	@echo "report: $(abspath $(DEMO_OUT))/report.html"
 	@echo "GRPO reward curve: $(abspath $(DEMO_OUT))/grpo/curves.png"
@@ -69,13 +70,13 @@ AGENTRL_REQUIRE_SYSTEM ?= 1
 # missed its move once in three runs.
 PYTEST_WORKERS ?= 2
 test: setup
-	$(VENV)/bin/ruff check agentrl tests examples
+	$(VENV)/bin/ruff check agentrl tests examples benchmarks
 	$(VENV)/bin/mypy
 	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser"
 	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -m browser
 
 lint: setup
-	$(VENV)/bin/ruff check agentrl tests examples
+	$(VENV)/bin/ruff check agentrl tests examples benchmarks
 	$(VENV)/bin/mypy
 
 setup: system-deps $(STAMP) ruffle

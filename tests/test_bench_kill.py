@@ -15,7 +15,7 @@ EPISODES, SEEDS = 6, ("0", "1")
 
 def _command(out: Path) -> list[str]:
     return [sys.executable, "-m", "agentrl.cli", "bench", "--env", "AgentRL/TIRMath-v0",
-            "--agent", "agentrl.bench.concurrency:ScriptedAgent", "--agent-option", "max_delay=0.15",
+            "--agent", "agentrl.rollout.workloads:ScriptedAgent", "--agent-option", "max_delay=0.15",
             "--episodes", str(EPISODES), "--seeds", *SEEDS, "--concurrency", "2", "--out", str(out), "--no-progress"]
 
 

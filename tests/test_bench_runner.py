@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from agentrl.agents.simple import OracleAgent
-from agentrl.bench.concurrency import measure
 from agentrl.bench.results import ResultStore
 from agentrl.bench.runner import BenchConfig, agent_seed_for, env_fingerprint, run_bench
 from agentrl.cli import main
+from benchmarks.concurrency import measure
 
 ENV = "AgentRL/TIRMath-v0"
 HOSTILE = "</script><script>alert(1)</script>"

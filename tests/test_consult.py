@@ -356,7 +356,7 @@ def test_wrong_or_hedged_diagnosis() -> None:
 # ------------------------------------------------------------------------------------------ fidelity in CI
 def test_fidelity_rule_based_zero_leaks_zero_contradictions() -> None:
     """The fidelity script over the whole bank: the rule-based patient leaks and contradicts nothing."""
-    from agentrl.bench.consult_fidelity import run_fidelity
+    from benchmarks.consult_fidelity import run_fidelity
 
     report = run_fidelity(RuleBasedPatient(), build_case_bank(), seed=0).summary()
     assert report["dialogues"] >= 150
@@ -367,8 +367,8 @@ def test_fidelity_rule_based_zero_leaks_zero_contradictions() -> None:
 
 
 def test_fidelity_script_exit_code(tmp_path) -> None:
-    """``python -m agentrl.bench.consult_fidelity`` writes its report and exits 0 when nothing leaks."""
-    from agentrl.bench.consult_fidelity import main
+    """``python benchmarks/consult_fidelity.py`` writes its report and exits 0 when nothing leaks."""
+    from benchmarks.consult_fidelity import main
 
     out = tmp_path / "fidelity.json"
     assert main(["--cases-per-condition", "1", "--no-semantic", "--out", str(out)]) == 0

@@ -15,6 +15,8 @@ that each is reported with its module, line and target.
 from __future__ import annotations
 
 import ast
+import doctest
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,6 +259,51 @@ def test_no_import_cycles_between_top_level_packages(report):
     )
 
 
+def benchmark_imports(root: Path) -> list[tuple[str, int, str]]:
+    """Every ``(module, line, what)`` by which a module under ``root/agentrl`` reaches the ``benchmarks/`` scripts.
+
+    ``benchmarks/`` (the project's own speed scripts, ``python benchmarks/X.py``) is not in the wheel, so the
+    package may not depend on it: no import of ``benchmarks`` or ``benchmarks.X`` (at the top, in a function,
+    through ``import_module``), none in a doctest example, and no ``"benchmarks.X:Name"`` entry point string.
+    Mentions of the command (``python benchmarks/X.py``) are fine.
+    """
+    parser = doctest.DocTestParser()
+    found: list[tuple[str, int, str]] = []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        module, is_package = module_name(path, root), path.name == "__init__.py"
+        source = path.read_text(encoding="utf-8")
+        for line, target in imports_of(source, module, is_package):
+            if target.split(".")[0] == "benchmarks":
+                found.append((module, line, target))
+        for node in ast.walk(ast.parse(source)):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            if BENCHMARKS_NAME.fullmatch(node.value) and (module, node.lineno, node.value) not in found:
+                found.append((module, node.lineno, node.value))  # an entry point (an import_module name is in)
+            if ">>>" not in node.value:
+                continue
+            for example in parser.get_examples(node.value):
+                try:
+                    lines = imports_of(example.source, module, is_package)
+                except SyntaxError:
+                    continue
+                found.extend((module, node.lineno + example.lineno, f"doctest: {target}")
+                             for _, target in lines if target.split(".")[0] == "benchmarks")
+    return found
+
+
+#: a string naming a ``benchmarks`` module or object the way an entry point or import path does
+BENCHMARKS_NAME = re.compile(r"benchmarks(\.\w+)*(:[\w.]+)?")
+
+
+def test_no_module_of_the_package_imports_the_benchmark_scripts():
+    found = benchmark_imports(ROOT)
+    assert not found, (
+        "the package reaches into benchmarks/ (not in the wheel; move what both need into "
+        "agentrl/rollout/workloads.py):\n" + "\n".join(f"{m} line {line}: {what}" for m, line, what in found)
+    )
+
+
 def test_no_import_cycles_between_modules():
     cycles = [c for c in module_cycles(ROOT) if tuple(c) not in ALLOWED_MODULE_CYCLES]
     assert not cycles, "import cycles between modules (move what both need into a module below them): " + "; ".join(
@@ -340,6 +387,45 @@ def test_module_cycle_check_catches_a_planted_cycle(tmp_path):
         },
     )
     assert module_cycles(root) == [["agentrl.envs.a", "agentrl.envs.b"]]
+
+
+def test_benchmark_check_catches_planted_imports_doctests_and_entry_points(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "agentrl/__init__.py": "",
+            "agentrl/rollout/__init__.py": "import benchmarks.sandbox\n",
+            "agentrl/rollout/a.py": """\
+                def f():
+                    from benchmarks import rollout
+                    return rollout
+            """,
+            "agentrl/rollout/b.py": 'import importlib\nm = importlib.import_module("benchmarks.sql")\n',
+            "agentrl/rollout/c.py": '''\
+                def g():
+                    """Example.
+
+                    >>> from benchmarks.concurrency import measure
+                    """
+            ''',
+            "agentrl/rollout/d.py": 'ENTRY = "benchmarks.concurrency:InstantEnv"\n',
+            "agentrl/rollout/fine.py": '''\
+                """Run ``python benchmarks/rollout.py``; see the benchmarks folder.
+
+                >>> import benchmarks_elsewhere
+                """
+                import agentrl.rollout.workloads
+                NAME = "benchmarks of speed"
+            ''',
+        },
+    )
+    assert benchmark_imports(root) == [
+        ("agentrl.rollout", 1, "benchmarks.sandbox"),
+        ("agentrl.rollout.a", 2, "benchmarks.rollout"),
+        ("agentrl.rollout.b", 2, "benchmarks.sql"),
+        ("agentrl.rollout.c", 4, "doctest: benchmarks.concurrency.measure"),
+        ("agentrl.rollout.d", 1, "benchmarks.concurrency:InstantEnv"),
+    ]
 
 
 def test_relative_imports_resolve_like_python():

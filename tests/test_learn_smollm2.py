@@ -14,8 +14,8 @@ import gymnasium as gym
 import pytest
 
 import agentrl  # noqa: F401  (registers the ids)
-from agentrl.bench import learn_smollm2
 from agentrl.envs.tirmath.problems import EASY, ProceduralMathSource, problem_split, split_tasks
+from benchmarks import learn_smollm2
 
 pytestmark = pytest.mark.timeout(600)
 

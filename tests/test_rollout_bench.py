@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_benchmark_measures_async_ahead_of_lockstep(tmp_path: Path) -> None:
-    from agentrl.bench.rollout import run_benchmark
+    from benchmarks.rollout import run_benchmark
 
     lines: list[str] = []
     report = run_benchmark(

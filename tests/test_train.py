@@ -344,7 +344,7 @@ def test_overlapped_rollouts_learn_and_record_staleness(tmp_path: Path) -> None:
 
 
 def test_overlap_benchmark_measures_real_overlap() -> None:
-    from agentrl.bench.train_overlap import run
+    from benchmarks.train_overlap import run
 
     lines: list[str] = []
     report = run(steps=3, updates=1, repeats=1, log=lines.append)

@@ -1,4 +1,4 @@
-"""Our GRPO losses against TRL's GRPOTrainer (agentrl.bench.trl_compare)."""
+"""Our GRPO losses against TRL's GRPOTrainer (benchmarks/trl_compare.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("datasets")
 pytest.importorskip("trl")
 
-from agentrl.bench import trl_compare
+from benchmarks import trl_compare
 
 
 @pytest.fixture(scope="module")

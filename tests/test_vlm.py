@@ -232,8 +232,8 @@ def test_max_images_opens_context_windows_that_are_each_exact(backend: Transform
 
 
 def test_pixel_rollout_benchmark_runs_small(tmp_path: Path) -> None:
-    """``python -m agentrl.bench.rollout_pixels`` in miniature: both schedules, and the memory of one setting."""
-    from agentrl.bench.rollout_pixels import memory_per_keep, run_benchmark
+    """``python benchmarks/rollout_pixels.py`` in miniature: both schedules, and the memory of one setting."""
+    from benchmarks.rollout_pixels import memory_per_keep, run_benchmark
 
     report = run_benchmark(
         trajectories=4, num_envs=2, repeats=1, max_new_tokens=4, size=32, model_dir=str(tmp_path), log=lambda _: None

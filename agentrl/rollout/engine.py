@@ -11,7 +11,7 @@ Two schedules over the same episode code:
 * ``"lockstep"``: what a Gymnasium vector env does. ``num_envs`` episodes start together; each
   round, every live episode generates, then every live episode steps, and the round ends when the
   slowest one is done; the next ``num_envs`` requests start when the whole batch has ended. Kept for
-  comparison (``python -m agentrl.bench.rollout``).
+  comparison (``python benchmarks/rollout.py``).
 
 Episodes are built token by token (:class:`~agentrl.rollout.chat.ChatTokenizer`): the first prompt
 is tokenised once, each completion is appended as sampled, each observation is tokenised alone

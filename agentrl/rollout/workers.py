@@ -50,7 +50,7 @@ def describe_env(env: gym.Env[Any, Any]) -> dict[str, Any]:
     with the fix (:func:`text_action_problem`).
 
     Example:
-        >>> from agentrl.bench.concurrency import InstantEnv
+        >>> from agentrl.rollout.workloads import InstantEnv
         >>> describe_env(InstantEnv())
         {'system_prompt': '', 'stop_sequences': (), 'action_problem': None}
     """

@@ -1,23 +1,35 @@
-"""Envs with controlled latency and faults, for benchmarking and testing rollout engines.
+"""Envs and agents with controlled latency and faults, for benchmarking and testing rollout engines and the bench.
 
 :class:`LatencyEnv` is the straggler workload of the rollout benchmark: every tool call sleeps a
 latency drawn per call (10-500 ms by default) and episodes last 1-8 turns, drawn per episode.
 :class:`FaultyEnv` fails on purpose (raises, hangs, or kills its process) at a chosen turn, so
-tests can show that one bad env never stalls or deadlocks a batch. Both are real Gymnasium envs
-with text spaces, importable by name, so process and Ray workers can build them too.
+tests can show that one bad env never stalls or deadlocks a batch. :class:`InstantEnv` costs
+microseconds a step, to time the bench runner alone, and :class:`ScriptedAgent` is the oracle
+slowed down like a remote LLM. All are importable by name (``agentrl.rollout.workloads:ScriptedAgent``
+for ``agentrl bench --agent``), so process and Ray workers can build them too. The speed scripts
+that use them (``python benchmarks/concurrency.py``, ``python benchmarks/rollout.py``) live outside
+the package, in the repository's ``benchmarks/`` folder.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
+from agentrl.agents.simple import OracleAgent
+from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.spaces import UnicodeText
+from agentrl.core.verify import Score
 
-__all__ = ["FAULTS", "FaultyEnv", "LatencyEnv"]
+__all__ = [
+    "FAULTS", "INSTANT_ENV_ID", "FaultyEnv", "InstantEnv", "LatencyEnv", "ScriptedAgent", "register_instant_env",
+]
 
 
 class LatencyEnv(gym.Env[str, str]):
@@ -172,3 +184,112 @@ class FaultyEnv(gym.Env[str, str]):
                 os._exit(17)
         done = self._turn >= self.turns
         return f"ok {self._turn}", float(done), done, False, {"turn": self._turn}
+
+
+#: the id :func:`register_instant_env` registers
+INSTANT_ENV_ID = "AgentRLBench/Instant-v0"
+
+
+class ScriptedAgent(OracleAgent):
+    r"""The oracle, slowed down: waits a random ``min_delay``-``max_delay`` seconds before each action.
+
+    Args:
+        seed: seeds the delays (the bench runner passes each episode's own seed).
+        min_delay: the shortest wait, in seconds.
+        max_delay: the longest wait, in seconds.
+
+    ``aact`` waits with ``asyncio.sleep`` (like an agent awaiting an HTTP reply); ``act`` blocks with
+    ``time.sleep``. A handy agent for tests and demos::
+
+        agentrl bench --env AgentRL/TIRMath-v0 --agent agentrl.rollout.workloads:ScriptedAgent \
+            --agent-option max_delay=0.05 --episodes 10 --concurrency 8 --out /tmp/scripted
+    """
+
+    name = "scripted"
+
+    def __init__(self, seed: int | None = None, min_delay: float = 0.0, max_delay: float = 0.2) -> None:
+        super().__init__()
+        if not 0 <= min_delay <= max_delay:
+            raise ValueError(f"need 0 <= min_delay <= max_delay, got {min_delay} and {max_delay}")
+        self.min_delay = float(min_delay)
+        self.max_delay = float(max_delay)
+        self._rng = np.random.default_rng(seed)
+
+    def _delay(self) -> float:
+        return float(self._rng.uniform(self.min_delay, self.max_delay))
+
+    def act(self, observation: Any, info: dict[str, Any]) -> str:
+        """Sleep, then return the next oracle action."""
+        time.sleep(self._delay())
+        return super().act(observation, info)
+
+    async def aact(self, observation: Any, info: dict[str, Any]) -> str:
+        """Wait without blocking the event loop, then return the next oracle action."""
+        await asyncio.sleep(self._delay())
+        return super().act(observation, info)
+
+
+class InstantEnv(EpisodeEnv[str, str]):
+    r"""A two-turn text env with no tools: think once, then answer ``\boxed{code}``; steps cost microseconds.
+
+    It is on the episode contract (so :class:`ScriptedAgent` and the oracle solve it through
+    ``oracle_action()``, and its ``info`` has the AgentRL keys). It exists to time the benchmark
+    runner without any env cost.
+
+    >>> env = InstantEnv()
+    >>> observation, info = env.reset(seed=0)
+    >>> for action in env.task.oracle_actions:
+    ...     observation, reward, terminated, truncated, info = env.step(action)
+    >>> reward, terminated, info["done_reason"]
+    (1.0, True, 'answered')
+    """
+
+    metadata: dict[str, Any] = {"render_modes": [], "stop_sequences": ()}
+
+    def __init__(self, max_turns: int = 4) -> None:
+        super().__init__(max_turns=max_turns)
+        self.observation_space = UnicodeText(1000)
+        self.action_space = UnicodeText(65_536)
+        self.task: Any = None
+
+    def begin_episode(self, options: Any) -> tuple[str, dict[str, Any]]:
+        """Draw a code word (a number) to repeat."""
+        code = int(self.np_random.integers(10**6))
+        self.task = SimpleNamespace(id=f"instant/{code}", answer=str(code),
+                                    oracle_actions=("Let me think about it.", f"\\boxed{{{code}}}"))
+        return f"Answer \\boxed{{{code}}} on your second turn.", {}
+
+    def check_action(self, action: Any) -> None:
+        """The action must be a ``str``."""
+        if not isinstance(action, str):
+            from agentrl.core.errors import InvalidActionType
+
+            raise InvalidActionType(f"expected a str action, got {type(action).__name__}")
+
+    def act(self, turn: Turn[str]) -> None:
+        r"""Turn 1: anything; later: ``\boxed{code}`` ends the episode (scored at the end)."""
+        if "\\boxed{" in turn.action:
+            turn.observation, turn.terminated, turn.done_reason = "[episode over]", True, "answered"
+        else:
+            turn.observation = "Noted."
+
+    def score_at_end(self, turn: Turn[str]) -> Score | None:
+        """1 for the right code word, else 0; nothing for the budget's end."""
+        if turn.done_reason != "answered":
+            return None
+        return Score(1.0 if f"\\boxed{{{self.task.answer}}}" in turn.action else 0.0)
+
+    def oracle_plan(self) -> tuple[str, ...]:
+        """Think once, then answer."""
+        return self.task.oracle_actions
+
+    def current_task_id(self) -> str | None:
+        """The code word's task id."""
+        return None if self.task is None else self.task.id
+
+
+def register_instant_env() -> str:
+    """Register :class:`InstantEnv` with Gymnasium (idempotent); returns its id."""
+    if INSTANT_ENV_ID not in gym.registry:
+        gym.register(id=INSTANT_ENV_ID, entry_point="agentrl.rollout.workloads:InstantEnv")
+    return INSTANT_ENV_ID

@@ -14,7 +14,7 @@ breath a lot" affirms shortness of breath), and by MiniLM similarity when it has
 
 Sentences that are a persona's known manner phrases (worry, hesitation, small talk) state no fact
 and are skipped. The LLM-backed simulator checks each reply with it and regenerates on failure; the
-fidelity script (``python -m agentrl.bench.consult_fidelity``) measures both simulators with it.
+fidelity script (``python benchmarks/consult_fidelity.py``) measures both simulators with it.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ class PatientConsultEnv(AgentEnv):
     from a generated case bank (42 conditions over 18 specialties, 4 cases each by default) or from
     an AgentClinic JSONL file, and has atomic facts, test results, a persona and a HealthBench-style
     rubric. The patient discloses only what it is asked (the rule-based simulator leaks nothing and
-    contradicts nothing, measured by ``python -m agentrl.bench.consult_fidelity``).
+    contradicts nothing, measured by ``python benchmarks/consult_fidelity.py``).
 
     ## Action Space
 

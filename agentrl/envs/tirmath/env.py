@@ -101,7 +101,7 @@ class TIRMathEnv(AgentEnv):
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
     * ``procedural_split``: ``"train"`` or ``"test"`` draws only that split of the procedural problems (a fixed 70/30
       partition by problem text, ``problems.problem_split``), so a policy trained on ``"train"`` is
-      evaluated on problems it never saw (``python -m agentrl.bench.learn_smollm2``); None draws all.
+      evaluated on problems it never saw (``python benchmarks/learn_smollm2.py``); None draws all.
     * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``. With a dataset the env is a
       :class:`~agentrl.core.dataset.TaskDataset`: ``task_ids()`` lists the file's tasks in order and
       ``agentrl bench --all-tasks`` sweeps them, scored by accuracy.

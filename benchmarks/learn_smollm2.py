@@ -10,10 +10,11 @@ proportions.
 
 Run it (about an hour on a 2-core CPU with the defaults; ``--quick`` is the few-minute demo recipe)::
 
-    python -m agentrl.bench.learn_smollm2 --out runs/learn_smollm2
+    python benchmarks/learn_smollm2.py --out runs/learn_smollm2
 
 It writes ``results.json`` (the config, the curve, before and after with intervals), ``curve.png``, and
-the trainer's own run folder (``metrics.jsonl``, ``curves.png``) under ``train/``.
+the trainer's own run folder (``metrics.jsonl``, ``curves.png``) under ``train/``. The committed hour-long
+run's ``results.json`` and ``curve.png`` are ``benchmarks/results/learn_smollm2.json`` and ``.png``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = ["LearnConfig", "held_out_requests", "main", "run"]
 
 @dataclasses.dataclass
 class LearnConfig:
-    """The recipe. The defaults are the committed run's (README, docs/learn_smollm2.png).
+    """The recipe. The defaults are the committed run's (README, benchmarks/results/learn_smollm2.png).
 
     Attributes:
         steps: GRPO steps.
@@ -68,8 +69,8 @@ class LearnConfig:
 #: it also prints the committed run's figures (:data:`COMMITTED`).
 QUICK = {"steps": 3, "eval_every": 0, "eval_limit": 30}
 
-#: The committed run's ``results.json`` (the README's figures and curve), in a source checkout.
-COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "learn_smollm2.json"
+#: The committed run's ``results.json`` (the README's figures; its ``curve.png`` is ``learn_smollm2.png`` there).
+COMMITTED = Path(__file__).resolve().parent / "results" / "learn_smollm2.json"
 
 ENV_ID = "AgentRL/TIRMath-v0"
 
@@ -203,7 +204,7 @@ def run(config: LearnConfig, log: Any = _say) -> dict[str, Any]:
     before, after = curve[0], curve[-1]
     gain = difference_of_proportions(before["successes"], before["n"], after["successes"], after["n"])
     results = {
-        "command": "python -m agentrl.bench.learn_smollm2 " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/learn_smollm2.py " + " ".join(sys.argv[1:]),
         "config": dataclasses.asdict(config),
         "env": {"id": ENV_ID, "difficulty": 0, "train_split": "train", "held_out_split": "test"},
         "before": before,
@@ -233,8 +234,8 @@ def summary(results: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m agentrl.bench.learn_smollm2 [--quick] [--steps N] ... [--out DIR]``."""
-    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.learn_smollm2", description=__doc__.split("\n")[0])
+    """Command line: ``python benchmarks/learn_smollm2.py [--quick] [--steps N] ... [--out DIR]``."""
+    parser = argparse.ArgumentParser(prog="python benchmarks/learn_smollm2.py", description=__doc__.split("\n")[0])
     defaults = LearnConfig()
     for field in dataclasses.fields(LearnConfig):
         parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(getattr(defaults, field.name)), default=None)

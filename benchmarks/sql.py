@@ -1,4 +1,4 @@
-"""``python -m agentrl.bench.sql``: latencies of the SQL sandbox and of execution-accuracy scoring.
+"""``python benchmarks/sql.py``: latencies of the SQL sandbox and of execution-accuracy scoring.
 
 Builds (or reuses, in the temp directory) a ~10 MB SQLite database of random rows and prints the
 median latency of one exploration query through :meth:`SQLiteSandbox.execute` in thread and process

@@ -1,6 +1,6 @@
 """Our GRPO against TRL's ``GRPOTrainer``: the same update to 1e-5, then paired step timings.
 
-``python -m agentrl.bench.trl_compare [--repeats N] [--json PATH]`` runs both parts and prints a table.
+``python benchmarks/trl_compare.py [--repeats N] [--json PATH]`` runs both parts and prints a table.
 
 **What is held equal.** Both sides train the same tiny random chat model
 (:func:`~agentrl.llm.tiny.build_tiny_model`, float32, CPU) on the same prompt (the
@@ -732,8 +732,8 @@ def format_report(parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agentrl.bench.trl_compare``: parity, then paired timings; exit 1 if parity fails."""
-    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.trl_compare", description=__doc__.split("\n")[0])
+    """``python benchmarks/trl_compare.py``: parity, then paired timings; exit 1 if parity fails."""
+    parser = argparse.ArgumentParser(prog="python benchmarks/trl_compare.py", description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed step pairs (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed step pairs first (default 1)")
     parser.add_argument("--loss-type", default="dapo", choices=LOSS_TYPES, help="loss type of the timed runs")

@@ -1,6 +1,6 @@
 r"""How long a TIRMath episode waits for its sandbox: fork-server sessions against fresh interpreters.
 
-Run ``python -m agentrl.bench.tirmath_reset [--episodes 20] [--think 0.05]``. For each sandbox mode
+Run ``python benchmarks/tirmath_reset.py [--episodes 20] [--think 0.05]``. For each sandbox mode
 (``zygote``: sessions forked from the pre-imported template, where bubblewrap and root allow it;
 ``fresh``: one new isolated interpreter per worker, which imports numpy and sympy) it plays
 ``--episodes`` episodes of ``AgentRL/TIRMath-v0`` whose first action is a trivial code block, and
@@ -61,7 +61,7 @@ def measure(zygote: bool, episodes: int, think: float) -> tuple[list[float], lis
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure both modes and print the medians (ms)."""
-    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.tirmath_reset", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/tirmath_reset.py", description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--think", type=float, default=0.05, help="seconds between episodes (0: back to back)")
     parser.add_argument("--modes", nargs="+", default=["zygote", "fresh"], choices=["zygote", "fresh"])

@@ -1,4 +1,4 @@
-"""Game-env speed and baselines: ``python -m agentrl.bench.games``.
+"""Game-env speed and baselines: ``python benchmarks/games.py``.
 
 Speed (one run, medians over repeats): steps per second of one env at 84x84 and at 512x512
 observations, steps per second over 4 envs stepped from 4 threads (one Chromium, one page each),

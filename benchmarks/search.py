@@ -1,4 +1,4 @@
-"""``python -m agentrl.bench.search``: index build times and search latency of the Search-v0 retrievers.
+"""``python benchmarks/search.py``: index build times and search latency of the Search-v0 retrievers.
 
 Generates ~``--passages`` passages (the Search-v0 encyclopedia from
 :func:`agentrl.envs.search.corpus.build_corpus` when importable, else random-word passages), builds
@@ -75,7 +75,7 @@ def _median_ms(fn: Callable[[str], object], queries: Sequence[str]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark and print a table."""
-    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.search", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/search.py", description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=100_000)
     parser.add_argument("--dense-passages", type=int, default=20_000, help="cap for the dense/hybrid index")
     parser.add_argument("--queries", type=int, default=200)

@@ -15,7 +15,7 @@ measured, not assumed. Each reply is read by the :class:`~agentrl.envs.consult.c
   an anxious one voices worry; a hiding one withholds a sensitive fact once, then tells it);
 * **diagnosis leaks**: replies naming the hidden diagnosis (must be zero for both).
 
-Run: ``python -m agentrl.bench.consult_fidelity`` (rule-based, one case per condition) or with
+Run: ``python benchmarks/consult_fidelity.py`` (rule-based, one case per condition) or with
 ``--simulators rule,llm --llm-backend smollm2 --llm-cases 3``. The exit code is 1 when the
 rule-based simulator leaks or contradicts anything.
 """
@@ -312,7 +312,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agentrl.bench.consult_fidelity``; exit code 1 when the rule-based simulator leaks or contradicts."""
+    """``python benchmarks/consult_fidelity.py``; exit code 1 when the rule-based simulator leaks or contradicts."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--simulators", default="rule", help="comma-separated: rule, llm")
     parser.add_argument("--cases-per-condition", type=int, default=1, help="rule-based: cases per condition")

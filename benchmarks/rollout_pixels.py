@@ -1,7 +1,7 @@
-"""``python -m agentrl.bench.rollout_pixels``: async versus lockstep on a pixel env, and memory per screenshot kept.
+"""``python benchmarks/rollout_pixels.py``: async versus lockstep on a pixel env, and memory per screenshot kept.
 
 The workload is :class:`PixelLatencyEnv`: the text benchmark's stragglers
-(:mod:`agentrl.bench.rollout`: episodes of 1-8 turns, each step's tool call 10-500 ms, drawn from the seed,
+(:mod:`benchmarks.rollout`: episodes of 1-8 turns, each step's tool call 10-500 ms, drawn from the seed,
 every other env's call a real sandboxed Python run) with a new (H, W, 3) screenshot in every observation,
 as a GUI or game env gives. The policy is the tiny VLM
 (:func:`~agentrl.llm.tiny_vlm.build_tiny_vlm`, random weights) through
@@ -34,6 +34,11 @@ import gymnasium as gym
 import numpy as np
 
 from agentrl.rollout.workloads import LatencyEnv
+
+#: the repository root, where ``benchmarks`` imports from (this script's run and its memory subprocesses)
+ROOT = Path(__file__).resolve().parents[1]
+if not __package__:  # run as `python benchmarks/rollout_pixels.py`
+    sys.path.insert(0, str(ROOT))
 
 __all__ = ["PixelLatencyEnv", "main", "memory_per_keep", "run_benchmark"]
 
@@ -78,8 +83,8 @@ class PixelLatencyEnv(LatencyEnv):
 def _collect(
     backend: Any, env_kwargs: dict[str, Any], mode: str, num_envs: int, count: int, python_every: int = 0, **config: Any
 ) -> Any:
-    from agentrl.bench.rollout import MixedLatencyEnvs
     from agentrl.rollout import RolloutConfig, RolloutEngine, RolloutRequest
+    from benchmarks.rollout import MixedLatencyEnvs
 
     settings = RolloutConfig(num_envs=num_envs, mode=mode, temperature=1.0, sampling_seed=0, max_turns=16, **config)
     envs = MixedLatencyEnvs(python_every, env_class=PixelLatencyEnv, **env_kwargs)
@@ -215,7 +220,8 @@ def memory_per_keep(
     rows = []
     for keep in keeps:
         code = (
-            "import json, sys; from agentrl.bench.rollout_pixels import _measure_keep; "
+            f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
+            "from benchmarks.rollout_pixels import _measure_keep; "
             f"print(json.dumps(_measure_keep({keep}, {trajectories}, {size}, {model_dir!r})))"
         )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
@@ -234,7 +240,7 @@ def memory_per_keep(
 
 def main(argv: list[str] | None = None) -> int:
     """Print (and with ``--json`` write) the figures."""
-    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.rollout_pixels", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python benchmarks/rollout_pixels.py", description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", type=int, default=32)
     parser.add_argument("--num-envs", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
@@ -255,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     keeps = [int(k) for k in args.keep.split(",") if k.strip()]
     if keeps:
         report["memory"] = memory_per_keep(keeps, size=args.size)
-    report["command"] = "python -m agentrl.bench.rollout_pixels " + " ".join(argv if argv is not None else sys.argv[1:])
+    report["command"] = "python benchmarks/rollout_pixels.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2))

@@ -1,4 +1,4 @@
-"""``python -m agentrl.bench.rollout``: async versus lockstep rollout collection, and throughput versus concurrency.
+"""``python benchmarks/rollout.py``: async versus lockstep rollout collection, and throughput versus concurrency.
 
 The workload has stragglers by construction: :class:`~agentrl.rollout.workloads.LatencyEnv`
 episodes last 1-8 turns (drawn per episode) and every tool call takes 10-500 ms (drawn per call);
@@ -37,7 +37,7 @@ class MixedLatencyEnvs:
     """An env factory that alternates Python-sandbox and sleep tools (``python_every``-th env is Python).
 
     ``env_class``: the :class:`~agentrl.rollout.workloads.LatencyEnv` (sub)class to build (the pixel benchmark's
-    :class:`~agentrl.bench.rollout_pixels.PixelLatencyEnv`); ``LatencyEnv`` by default.
+    :class:`~benchmarks.rollout_pixels.PixelLatencyEnv`); ``LatencyEnv`` by default.
 
     Example:
         >>> make = MixedLatencyEnvs(python_every=2, min_latency_s=0.0, max_latency_s=0.0)

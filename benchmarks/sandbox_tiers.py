@@ -1,4 +1,4 @@
-"""Sandbox tiers side by side: ``python -m agentrl.bench.sandbox_tiers``.
+"""Sandbox tiers side by side: ``python benchmarks/sandbox_tiers.py``.
 
 One run, medians: the latency of a trivial call (``x = 1 + 1``) through each tier (process, docker
 warm, docker cold start, remote over loopback in front of process), and sustained calls per second
@@ -12,13 +12,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from agentrl.bench.sandbox import SNIPPET, bench_warm
 from agentrl.sandboxes.base import ExecutionRequest, Sandbox
+
+if not __package__:  # run as `python benchmarks/sandbox_tiers.py`: the repository root, for `benchmarks.`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.sandbox import SNIPPET, bench_warm
 
 __all__ = ["measure_tiers"]
 

@@ -1,8 +1,8 @@
 """Benchmark AgentRL/OSWorld-v0: steps per second, reset time, and the oracles of the shipped tasks.
 
-    python -m agentrl.bench.osworld                 # the speed figures (about a minute)
-    python -m agentrl.bench.osworld --oracles       # also run every shipped task's oracle and a no-op
-    python -m agentrl.bench.osworld --skip-speed --task-reset .../libreoffice_impress/<id>.json .../chrome/<id>.json
+    python benchmarks/osworld.py                 # the speed figures (about a minute)
+    python benchmarks/osworld.py --oracles       # also run every shipped task's oracle and a no-op
+    python benchmarks/osworld.py --skip-speed --task-reset .../libreoffice_impress/<id>.json .../chrome/<id>.json
                                                     # the reset time of real OSWorld task files
 
 A step is one pyautogui action (a mouse move) plus one 1280x720 screenshot observation, with the
@@ -183,8 +183,8 @@ def run_oracles(task_ids: list[str] | None = None) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agentrl.bench.osworld``: print the figures as JSON (and write ``--out``)."""
-    parser = argparse.ArgumentParser(prog="python -m agentrl.bench.osworld", description=__doc__.splitlines()[0])
+    """``python benchmarks/osworld.py``: print the figures as JSON (and write ``--out``)."""
+    parser = argparse.ArgumentParser(prog="python benchmarks/osworld.py", description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--num-envs", type=int, default=4)
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task-reset", nargs="+", default=[], metavar="FILE", help="reset times of these task files")
     parser.add_argument("--out", default=None, help="write the JSON here")
     args = parser.parse_args(argv)
-    result: dict[str, Any] = {"command": "python -m agentrl.bench.osworld " + " ".join(argv or sys.argv[1:])}
+    result: dict[str, Any] = {"command": "python benchmarks/osworld.py " + " ".join(argv or sys.argv[1:])}
     if not args.skip_speed:
         result["speed"] = bench_speed(args.steps, args.repeats, args.num_envs)
         print(json.dumps(result["speed"], indent=2), flush=True)

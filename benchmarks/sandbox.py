@@ -1,6 +1,6 @@
 """Latency of a warm :class:`~agentrl.sandboxes.python.PythonSandbox` against a fresh process per call.
 
-Run ``python -m agentrl.bench.sandbox [--isolation auto|bwrap|process] [--calls 200]``. The fresh
+Run ``python benchmarks/sandbox.py [--isolation auto|bwrap|process] [--calls 200]``. The fresh
 baseline uses the same isolation (the same bubblewrap command line, or the same clean environment)
 and a new ``python -I -S -B -c SNIPPET`` per call, without any pre-imports, so it is the cheapest
 possible cold start: real cold starts that import numpy or sympy cost far more.

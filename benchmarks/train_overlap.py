@@ -1,4 +1,4 @@
-"""``python -m agentrl.bench.train_overlap``: GRPO steps per second, collecting in step vs overlapped.
+"""``python benchmarks/train_overlap.py``: GRPO steps per second, collecting in step vs overlapped.
 
 With ``overlap_rollouts`` the next step's batch is collected (env tool calls, generation) while the
 current step updates, so a step costs about ``max(collect, update)`` instead of their sum. The

@@ -1,0 +1,35 @@
+"""The project's own speed scripts in ``benchmarks/``: each runs as ``python benchmarks/X.py``, outside the wheel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(path.name for path in (ROOT / "benchmarks").glob("*.py") if path.name != "__init__.py")
+
+
+def test_the_scripts_are_all_there() -> None:
+    assert len(SCRIPTS) == 14 and "concurrency.py" in SCRIPTS and "learn_smollm2.py" in SCRIPTS
+    assert not any((ROOT / "agentrl" / "bench" / name).exists() for name in SCRIPTS)  # moved, not copied
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_each_script_runs_as_a_file_from_anywhere(name: str, tmp_path: Path) -> None:
+    # from the repository root as the README says, and from elsewhere (sibling imports must not rest on the cwd)
+    for cwd, path in ((ROOT, f"benchmarks/{name}"), (tmp_path, str(ROOT / "benchmarks" / name))):
+        done = subprocess.run([sys.executable, path, "--help"], cwd=cwd, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "usage:" in done.stdout
+
+
+def test_the_wheel_holds_only_the_package_and_the_committed_figures_are_found() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '[tool.setuptools.packages.find]\ninclude = ["agentrl*"]\n' in pyproject
+    from benchmarks import learn_smollm2
+
+    assert learn_smollm2.COMMITTED == ROOT / "benchmarks" / "results" / "learn_smollm2.json"
+    assert learn_smollm2.COMMITTED.exists() and (ROOT / "benchmarks" / "results" / "learn_smollm2.png").exists()
