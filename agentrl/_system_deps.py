@@ -45,6 +45,7 @@ _DOCKER = "the docker test tier: the docker sandbox and AgentRL/OSWorld-v0 provi
 _DESKTOP = "AgentRL/OSWorld-v0 (local desktop) and the desktop test tier"
 _WALLPAPER = "the wallpaper routes of agentrl serve-desktop (/setup/change_wallpaper, /wallpaper: GNOME's setting)"
 _APPS = "OSWorld's tasks of this app (make desktop-full; agentrl osworld coverage PATH reports them)"
+_RECORDING = "screen recordings (/start_recording: OSWorld's runner records every episode), audio/video metrics"
 _A11Y = "the accessibility tree of AgentRL/OSWorld-v0 (desktop tier: tests/test_osworld_a11y.py)"
 
 
@@ -104,14 +105,14 @@ PARTS: tuple[Part, ...] = (
     Part(
         "/usr/lib/*/gio/modules/libdconfsettings.so", "dconf-gsettings-backend", ("desktop",), _WALLPAPER, label="dconf"
     ),
-    # make desktop-full: the apps of OSWorld's task domains (opt-in: about 1 GB), and ffmpeg for /start_recording.
+    Part("ffmpeg", "ffmpeg", ("desktop",), _RECORDING),
+    # make desktop-full: the apps of OSWorld's task domains (opt-in: about 1 GB).
     Part("localc", "libreoffice-calc", ("desktop-full",), _APPS),
     Part("lowriter", "libreoffice-writer", ("desktop-full",), _APPS),
     Part("loimpress", "libreoffice-impress", ("desktop-full",), _APPS),
     Part("gimp", "gimp", ("desktop-full",), _APPS),
     Part("vlc", "vlc", ("desktop-full",), _APPS),
     Part("thunderbird", "thunderbird", ("desktop-full",), _APPS),
-    Part("ffmpeg", "ffmpeg", ("desktop-full",), "recordings (/start_recording) and OSWorld's audio/video metrics"),
 )
 
 # The Makefile passes its own lists; these are the same, for running this file by hand.
@@ -119,9 +120,10 @@ SYSTEM_PACKAGES = ("bubblewrap", "chromium", "npm", "docker.io", "debootstrap")
 DESKTOP_PACKAGES = (
     "xvfb", "xterm", "xdotool", "x11-utils", "scrot", "xfwm4", "dbus", "dbus-x11", "mousepad", "thunar",
     "galculator", "at-spi2-core", "python3-gi", "gir1.2-atspi-2.0", "libglib2.0-bin", "dconf-gsettings-backend",
+    "ffmpeg",
 )  # fmt: skip
 FULL_DESKTOP_PACKAGES = (
-    "libreoffice-calc", "libreoffice-writer", "libreoffice-impress", "gimp", "vlc", "thunderbird", "ffmpeg",
+    "libreoffice-calc", "libreoffice-writer", "libreoffice-impress", "gimp", "vlc", "thunderbird",
 )  # fmt: skip
 
 # apt waits for a lock another apt holds (a machine's own updater) instead of failing at once.

@@ -18,11 +18,13 @@ import importlib.util
 import io
 import json
 import shutil
+import subprocess
 import threading
 import time
 import urllib.parse
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,6 +164,46 @@ def test_readiness_probe_screenshot_terminal_platform_and_sizes(vm: OSWorldHTTP,
     assert vm.request("POST", "/screen_size").json() == {"width": 640, "height": 480}
     desktop = vm.request("POST", "/desktop_path")
     assert desktop.status_code == 200 and desktop.json()["desktop_path"] == f"{session.home}/Desktop"
+
+
+def test_a_fresh_desktop_has_a_wallpaper_as_the_vm_has(vm: OSWorldHTTP, session: DesktopSession) -> None:
+    # get_vm_wallpaper: POST /wallpaper -> the bytes of the image GNOME's picture-uri names (never 404 on the VM)
+    wallpaper = vm.request("POST", "/wallpaper")
+    assert wallpaper.status_code == 200 and wallpaper.content[:8] == b"\x89PNG\r\n\x1a\n"
+    from PIL import Image
+
+    with Image.open(io.BytesIO(wallpaper.content)) as image:
+        assert image.size == (640, 480)
+        corner = image.convert("RGB").getpixel((630, 470))
+    shown = session.screenshot()[470, 630]  # painted on the root window: no window covers that corner
+    assert all(abs(int(a) - int(b)) < 8 for a, b in zip(shown, corner, strict=True)), (shown, corner)
+
+
+def test_terminal_answers_the_active_xterms_text(vm: OSWorldHTTP, session: DesktopSession) -> None:
+    # get_terminal_output: GET /terminal -> ["output"], the text of the terminal in the active window
+    launched = vm.request("POST", "/setup/launch", json_data={"command": ["xterm"], "shell": False})
+    assert launched.status_code == 200
+    wait = {"command": ["true"], "shell": False, "verification": {"window_exists": "xterm"}, "max_wait_time": 10}
+    assert vm.request("POST", "/setup/execute_with_verification", json_data=wait).status_code == 200
+    marker = uuid.uuid4().hex[:12]
+    window = {"window_name": "xterm", "strict": False, "by_class": True}
+    assert vm.request("POST", "/setup/activate_window", json_data=window).status_code == 200
+    vm.execute_python_command(f"pyautogui.write('echo {marker} | rev', interval=0.01); pyautogui.press('enter')")
+    deadline, output = time.monotonic() + 10, None
+    while time.monotonic() < deadline:
+        answer = vm.request("GET", "/terminal")
+        assert answer.status_code == 200 and answer.json()["status"] == "success"
+        output = answer.json()["output"]
+        if output and marker[::-1] in output:
+            break
+        time.sleep(0.3)
+    assert output is not None and f"echo {marker} | rev" in output and marker[::-1] in output, output
+    assert output == output.rstrip() and not any(line != line.rstrip() for line in output.splitlines())
+    assert vm.request("POST", "/setup/close_window", json_data=window).status_code == 200
+    deadline = time.monotonic() + 10
+    while vm.request("GET", "/terminal").json()["output"] is not None:  # no terminal is active any more
+        assert time.monotonic() < deadline, "GET /terminal still answers text after the xterm closed"
+        time.sleep(0.2)
 
 
 def test_execute_action_runs_pyautogui_in_the_sandbox(vm: OSWorldHTTP) -> None:
@@ -325,17 +367,35 @@ def test_download_file_fetches_into_the_desktop(vm: OSWorldHTTP, session: Deskto
         server.server_close()
 
 
-def test_recording_gives_an_mp4_or_names_the_package(vm: OSWorldHTTP) -> None:
-    started = vm.request("POST", "/start_recording")
-    if shutil.which("ffmpeg") is None:
+def playable(video: bytes, tmp: Path) -> dict[str, Any]:
+    """What ``ffprobe`` reads from ``video`` once every frame is decoded: codec, size, frames."""
+    path = tmp / "recording.mp4"
+    path.write_bytes(video)
+    probe = subprocess.run(
+        ["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+         "stream=codec_name,width,height,nb_read_frames", "-of", "json", str(path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    return dict(json.loads(probe.stdout)["streams"][0])
+
+
+def test_recording_gives_a_playable_mp4(vm: OSWorldHTTP, tmp_path: Path) -> None:
+    if shutil.which("ffmpeg") is None:  # make setup installs it with the desktop's packages
+        started = vm.request("POST", "/start_recording")
         assert started.status_code == 500 and "apt-get install -y ffmpeg" in started.json()["message"]
         assert vm.request("POST", "/end_recording").status_code == 400
-        return
+        pytest.skip("ffmpeg is not installed (make setup installs it): /start_recording answers 500 naming it")
+    started = vm.request("POST", "/start_recording")
     assert started.status_code == 200 and started.json()["status"] == "success", started.content
     assert vm.request("POST", "/start_recording").status_code == 400  # one at a time
-    vm.execute_python_command("pyautogui.moveTo(300, 300)")
+    for x in (100, 300, 500):
+        vm.execute_python_command(f"pyautogui.moveTo({x}, 300); time.sleep(0.3)")
     ended = vm.request("POST", "/end_recording")
     assert ended.status_code == 200 and ended.content[4:8] == b"ftyp"  # an MP4
+    stream = playable(ended.content, tmp_path)
+    assert (stream["codec_name"], stream["width"], stream["height"]) == ("h264", 640, 480)
+    assert int(stream["nb_read_frames"]) >= 10
     assert vm.request("POST", "/end_recording").status_code == 400
 
 

@@ -137,6 +137,25 @@ def test_duplicate_id_in_one_domain_keeps_the_file_named_by_it(tmp_path: Path) -
         (True, "format: duplicate task id")]
 
 
+def test_tasks_of_osworlds_windows_vm_are_left_out(tmp_path: Path) -> None:
+    """OSWorld's examples/Windows: Windows programs and paths; its no-op would fail its setup here, not score."""
+    ok = {"id": "linux", "instruction": "x", "config": [{"type": "launch", "parameters": {"command": ["xterm"]}}],
+          "evaluator": {"func": "exact_match", "result": {"type": "vm_file", "path": "/home/user/a.txt", "dest": "a"},
+                        "expected": {"type": "rule", "rules": {"expected": "x"}}}}
+    program = {**ok, "id": "program", "config": [{"type": "launch", "parameters": {
+        "command": ["C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe", "--remote-debugging-port=1337"]}}]}
+    bare = {**ok, "id": "bare", "config": [{"type": "launch", "parameters": {"command": ["ncat.exe", "-k", "-l"]}}]}
+    path = {**ok, "id": "path", "evaluator": {**ok["evaluator"], "result": {
+        "type": "vm_file", "path": "C:\\Users\\chenj\\Desktop\\a.docx", "dest": "a.docx"}}}
+    for task in (ok, program, bare, path):
+        (tmp_path / f"{task['id']}.json").write_text(json.dumps(task))
+    pool = read_tasks(tmp_path).select(installed=DESKTOP_APPS)
+    assert [t.id for t in pool.tasks] == ["linux"]
+    assert {s.id: s.reasons[0].label for s in pool.skipped} == {
+        "bare": "platform 'windows'", "path": "platform 'windows'", "program": "platform 'windows'"}
+    assert "a task of OSWorld's Windows VM" in next(s for s in pool.skipped if s.id == "path").reasons[0].message
+
+
 # -- the empty pool's error -------------------------------------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from agentrl.core.choices import did_you_mean
+from agentrl.core.errors import AgentRLError
 from agentrl.core.spaces import UnicodeText
 
 __all__ = [
@@ -133,7 +134,7 @@ _EXAMPLE = '{"action_type": "CLICK", "parameters": {"x": 10, "y": 20}}'
 _FENCE = re.compile(r"```(?:[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n|[ \t]*(?:python3?|py|json)[ \t]+)?(.*?)```", re.DOTALL)
 
 
-class ActionError(ValueError):
+class ActionError(AgentRLError, ValueError):
     """The agent's action cannot be run; ``str(error)`` is the message to show the agent.
 
     >>> str(ActionError("unknown key 'entr'; did you mean 'enter'?"))

@@ -373,18 +373,10 @@ class DesktopContainer:
             labels={LABEL: "1"},
         )
         self._state.container_id = container.id
-        client = DesktopClient(f"unix:{sock}", token=self.token, timeout_s=10.0)
-        deadline = started + self.startup_timeout_s
-        while time.monotonic() < deadline:
-            if os.path.exists(sock) and client.health().get("alive"):
-                self.last_start_s = time.monotonic() - started
-                if os.geteuid() == 0:
-                    self._own_dir(0)
-                return
-            container.reload()
-            if container.status in ("exited", "dead"):
-                break
-            time.sleep(0.1)
+        with DesktopClient(f"unix:{sock}", token=self.token, timeout_s=10.0) as client:
+            alive = self._wait_alive(client, container, sock, started)
+        if alive:
+            return
         log = ""
         with contextlib.suppress(Exception):
             log = container.logs(tail=40).decode("utf-8", "replace")
@@ -394,6 +386,21 @@ class DesktopContainer:
             f"the desktop container ({self.image}) did not answer within {self.startup_timeout_s:g}s "
             f"(status {status}); its log: {log.strip()[-2000:]}"
         )
+
+    def _wait_alive(self, client: Any, container: Any, sock: str, started: float) -> bool:
+        """Wait until the container's server answers ``/health`` alive; ``False`` at the deadline or when it exited."""
+        deadline = started + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if os.path.exists(sock) and client.health().get("alive"):
+                self.last_start_s = time.monotonic() - started
+                if os.geteuid() == 0:
+                    self._own_dir(0)
+                return True
+            container.reload()
+            if container.status in ("exited", "dead"):
+                break
+            time.sleep(0.1)
+        return False
 
     def _stop_container(self) -> None:
         _remove_container(self._state)

@@ -25,6 +25,10 @@ started with fixed arguments, run outside it.
 * :meth:`DesktopSession.reset` kills the launched apps and restores HOME; :meth:`DesktopSession.close`
   kills everything and removes the lock and temp dirs. A forgotten session is cleaned up by a
   ``weakref`` finalizer.
+* Each episode starts in OSWorld's VM's state (``vm_state``, :mod:`agentrl.envs.osworld.vm_state`): its
+  GSettings defaults (``GSETTINGS_SCHEMA_DIR``), its wallpaper set and painted on the root window, a
+  ``python3`` without lxml and a private package database in the sandbox; and the root window carries
+  the X resources that let ``GET /terminal`` read an xterm (:mod:`agentrl.envs.osworld.terminal`).
 
 Needs ``xvfb`` (and ``x11-utils``, ``xterm``, ``xdotool``, ``scrot``, ``xfwm4`` for the full desktop) from
 apt, and ``pip install 'agentrl-gym[desktop]'`` (``mss``, ``pyautogui``). The accessibility tree needs
@@ -175,6 +179,7 @@ class _State:
     jail: Jail | None = None
     apps: list[JailProcess] = field(default_factory=list)
     launched: set[int] = field(default_factory=set)  # pids of launch()ed apps, for crashed_apps()
+    extra_dirs: list[Path] = field(default_factory=list)  # the session's folders outside tmpdir (in /dev/shm)
     closed: bool = False
 
 
@@ -209,6 +214,9 @@ def _cleanup(state: _State) -> None:
     if state.tmpdir is not None:
         shutil.rmtree(state.tmpdir, ignore_errors=True)
         state.tmpdir = None
+    for folder in state.extra_dirs:
+        shutil.rmtree(folder, ignore_errors=True)
+    state.extra_dirs.clear()
 
 
 def _x_lock_held(n: int) -> bool:
@@ -290,7 +298,16 @@ class DesktopSession:
         self.home.mkdir()
         (self._state.tmpdir / "run").mkdir(mode=0o700)
         (self._state.tmpdir / "Xauthority").write_bytes(_PLACEHOLDER_XAUTH)
+        self.xterm_print_dir = str(self._state.tmpdir / "run" / "xterm-print")
+        """Where the desktop's xterms print their text (:mod:`agentrl.envs.osworld.terminal`)."""
+        self._root_pixmap: str | None = None  # the wallpaper pixmap painted last (its id on the root window)
         try:
+            from agentrl.envs.osworld.vm_state import VMState
+
+            self.vm_state = VMState(self._state.tmpdir / "vm", self.width, self.height)
+            """OSWorld's VM's starting state (:mod:`agentrl.envs.osworld.vm_state`), restored at each reset."""
+            self._state.extra_dirs += self.vm_state.outside
+            self.vm_state.restore()
             self._start_xvfb(xvfb, startup_timeout_s)
             self._restore_home()
             if window_manager:
@@ -298,6 +315,7 @@ class DesktopSession:
             else:
                 self.window_manager_note = "window_manager=False"
             self._start_jail()
+            self._dress_display(force=True)
         except BaseException:
             self.close()
             raise
@@ -519,16 +537,19 @@ class DesktopSession:
         assert self._state.tmpdir is not None and self._worker_thread is not None
         tmpdir = self._state.tmpdir
         x_socket = Path(f"/tmp/.X11-unix/X{self._state.display}")
-        readable = [x_socket, tmpdir / "Xauthority"]
+        readable = [x_socket, tmpdir / "Xauthority", *self.vm_state.readable]
 
         def start() -> Jail:
             from agentrl.core.deadlines import scaled_timeout
+            from agentrl.envs.osworld.vm_state import HIDDEN_PYTHON_MODULES
 
             timeout = scaled_timeout(20.0)  # a loaded machine starts bwrap and Python slowly
             return Jail(
                 self.home,
                 writable=[tmpdir / "run"],
                 readable=readable,
+                mounts=self.vm_state.mounts,
+                hidden_modules=HIDDEN_PYTHON_MODULES,
                 sandbox=self._sandbox,
                 startup_timeout_s=timeout,
             )
@@ -633,6 +654,9 @@ class DesktopSession:
             env.update(DBUS_SESSION_BUS_ADDRESS=self._state.bus_address, GTK_MODULES="gail:atk-bridge")
         if self._state.tmpdir is not None:  # an empty auth file: python-xlib fails without one
             env["XAUTHORITY"] = str(self._state.tmpdir / "Xauthority")
+        vm_state = getattr(self, "vm_state", None)
+        if vm_state is not None:  # GSETTINGS_SCHEMA_DIR: GSettings' defaults are OSWorld's VM's
+            env.update(vm_state.env())
         if extra:
             env.update(extra)
         return env
@@ -883,6 +907,8 @@ class DesktopSession:
         self._state.apps.clear()
         self._state.launched.clear()
         self._restore_home()
+        self.vm_state.restore()  # the package database, while nothing in the sandbox runs
+        self._dress_display()
         # An action killed at its deadline can leave a key or button held down in the X server, which
         # would type into the next episode: release whatever is down (this also warms the new worker).
         self.run_pyautogui(_RELEASE_INPUT, timeout_s=10.0)
@@ -913,6 +939,37 @@ class DesktopSession:
         return f"DesktopSession(display={self.display!r}, {self.width}x{self.height}, {state})"
 
     # ------------------------------------------------------------------ helpers
+    def _dress_display(self, *, force: bool = False) -> None:
+        """Dress the root window as OSWorld's VM's: its wallpaper painted, and the X resources of ``GET /terminal``.
+
+        The resources let the server read an xterm (:mod:`agentrl.envs.osworld.terminal`). Only what changed
+        since the last time (the agent painted another wallpaper, replaced the resources) is redone.
+        """
+        from agentrl.envs.osworld.terminal import xterm_resources
+        from agentrl.envs.osworld.wallpaper import PAINT_SCRIPT
+
+        xprop = shutil.which("xprop")
+        root = ""
+        if xprop is not None and not force:
+            root = self._xprop_root(xprop, "_XROOTPMAP_ID", "RESOURCE_MANAGER")
+        if xprop is not None and (force or self.xterm_print_dir not in root):
+            subprocess.run(
+                [xprop, "-display", self.display, "-root", "-f", "RESOURCE_MANAGER", "8s", "-set", "RESOURCE_MANAGER",
+                 xterm_resources(self.xterm_print_dir)],
+                capture_output=True, timeout=10, check=False,
+            )  # fmt: skip
+        if force or self._root_pixmap is None or self._root_pixmap not in root:
+            self.run(["python3", "-c", PAINT_SCRIPT, str(self.vm_state.wallpaper)], timeout_s=30.0)
+            painted = self._xprop_root(xprop, "_XROOTPMAP_ID") if xprop is not None else ""
+            self._root_pixmap = painted.rsplit("#", 1)[-1].strip() if "#" in painted else None
+
+    def _xprop_root(self, xprop: str, *names: str) -> str:
+        try:
+            argv = [xprop, "-display", self.display, "-root", *names]
+            return subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
     def _check_open(self) -> None:
         if self._state.closed:
             raise SandboxUnavailable("this DesktopSession is closed; create a new one")

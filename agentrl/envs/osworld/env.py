@@ -291,6 +291,12 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
             raise
         return DesktopClient(self._server.base_url, token=token)
 
+    def _close_client(self) -> None:
+        client = getattr(self, "client", None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()  # its kept-alive connections (a ResourceWarning each when left to the GC)
+
     def _stop_local(self) -> None:
         if self._server is not None:
             with contextlib.suppress(Exception):
@@ -305,6 +311,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         """After an env error: a local desktop is rebuilt; a remote one must answer again."""
         if self.client.alive():
             return
+        self._close_client()
         if self.provider == "local":
             self._stop_local()
             self.client = self._start_local()
@@ -455,7 +462,8 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         return None if self.task is None else self.task.id
 
     def release(self) -> None:
-        """Stop the desktop (or disconnect from a remote one)."""
+        """Stop the desktop (or disconnect from a remote one); every connection the env opened is closed."""
+        self._close_client()
         self._stop_local()
         if self._container is not None:
             with contextlib.suppress(Exception):

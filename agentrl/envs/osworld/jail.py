@@ -28,10 +28,16 @@ A ``sudo`` that asks for no password and gives nothing more than the sandbox has
 ``PATH`` of every process (OSWorld's task files call ``sudo``): it drops sudo's options and runs the
 command as it is (``-S`` reads and discards the password line from standard input).
 
+For ``apt``, ``apt-get`` and ``dpkg`` that ``sudo`` gives a root of a user namespace of their own
+(``unshare --map-root-user``: still the sandbox's user outside it, so no more rights), as they refuse
+to run otherwise; what they change is what the sandbox lets them write (a desktop binds a private
+package database there, :mod:`~agentrl.envs.osworld.vm_state`).
+
 ``python`` and ``python3`` there too are the server's own interpreter, set up as a small virtual
 environment (:func:`write_python_shim`) whose import path holds the server's ``site-packages``: so
 ``pyautogui`` (and ``Xlib``, ``PIL``) import in ``python -c ...``, as OSWorld's clients run their actions
-through ``/execute``. The system's ``/usr/bin/python3`` is untouched.
+through ``/execute``; the modules named in ``hidden_modules`` do not import from there. The system's
+``/usr/bin/python3`` is untouched.
 """
 
 from __future__ import annotations
@@ -85,7 +91,20 @@ while [ $# -gt 0 ]; do
 done
 if [ "$read_password" = 1 ]; then read -r _agentrl_password || true; fi
 [ $# -gt 0 ] || exit 0
+case "${1##*/}" in
+  apt|apt-get|dpkg)
+    # The package tools refuse to run unless uid 0: they get a root of their own user namespace (still this
+    # sandbox's user outside it, so no more rights), over the sandbox's private package database.
+    if unshare --map-root-user true 2>/dev/null; then
+      export APT_CONFIG="${APT_CONFIG:-$(dirname "$0")/apt.conf}"
+      exec unshare --map-root-user -- "$@"
+    fi ;;
+esac
 exec "$@"
+"""
+
+APT_CONF = """// AgentRL: apt under the sandbox's sudo (a user-namespace root, which cannot switch to apt's _apt user).
+APT::Sandbox::User "root";
 """
 
 # Runs in the sandbox as supervisor.py. argv: [<control socket fd>, <max file size in bytes>].
@@ -597,13 +616,41 @@ exec "$(dirname "$0")/venv/bin/python3" "$@"
 """
 
 
-def write_python_shim(folder: str | os.PathLike[str]) -> list[str]:
+_HIDER = '''"""AgentRL: these top-level modules of the desktop server's own packages do not import here."""
+import importlib.machinery, os, sys
+HIDDEN = frozenset(%r)
+SERVER_SITES = tuple(%r)
+
+def _ours(entry):
+    real = os.path.realpath(entry or os.curdir)
+    return any(real == site or real.startswith(site + os.sep) for site in SERVER_SITES)
+
+class HideServerModules:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if path is not None or name not in HIDDEN:
+            return None
+        # One the user put elsewhere (PYTHONPATH, a folder of theirs) still imports.
+        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in sys.path if not _ours(p)])
+        if spec is None:
+            raise ModuleNotFoundError("No module named %%r" %% name, name=name)
+        return spec
+
+sys.meta_path.insert(0, HideServerModules)
+'''
+
+
+def write_python_shim(folder: str | os.PathLike[str], *, hidden_modules: Sequence[str] = ()) -> list[str]:
     """Put ``python`` and ``python3`` in ``folder``: this Python, with :func:`site_dirs` importable.
 
     ``folder/venv`` is a virtual environment of this interpreter (``pyvenv.cfg``, ``bin/python3`` a link
     to the real binary) whose ``site-packages`` has a ``.pth`` file adding each site folder (their own
     ``.pth`` files processed); ``folder/python`` and ``folder/python3`` are scripts that run it. Nothing
     leaks into the environment of the processes it starts (no ``PYTHONPATH``). Returns the names written.
+
+    ``hidden_modules``: top-level modules that must not import from those site folders (a module found
+    elsewhere on ``sys.path`` still imports): the desktop's ``python3`` looks like OSWorld's VM's,
+    not like the server's environment.
 
     >>> import subprocess, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -626,6 +673,13 @@ def write_python_shim(folder: str | os.PathLike[str]) -> list[str]:
     )
     lines = [f"import site; site.addsitedir({path!r})" for path in site_dirs()]
     (site / "agentrl-desktop.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    hider = site / "zz-agentrl-hidden.pth"
+    if hidden_modules:  # after agentrl-desktop.pth (.pth files run in name order)
+        source = _HIDER % (sorted(set(hidden_modules)), site_dirs())
+        (site / "_agentrl_hidden_modules.py").write_text(source, encoding="utf-8")
+        hider.write_text("import _agentrl_hidden_modules\n", encoding="utf-8")
+    elif hider.exists():
+        hider.unlink()
     link = venv / "bin" / "python3"
     if link.is_symlink() or link.exists():
         link.unlink()
@@ -646,6 +700,10 @@ class Jail:
         home: the desktop's HOME, the one writable folder besides ``writable`` and a private ``/tmp``.
         writable: more host folders bound read-write at the same path (the desktop's bus sockets).
         readable: host files or folders bound read-only at the same path (the X socket, Xauthority).
+        mounts: ``(host path, path in the sandbox, writable)`` binds elsewhere (a private package
+            database at ``/var/lib/dpkg``); only under bubblewrap (unsandboxed they are left out).
+        hidden_modules: modules the sandbox's ``python3`` does not import from the server's packages
+            (:func:`write_python_shim`).
         sandbox: ``True`` requires bubblewrap; ``False`` runs the supervisor as a plain child (inside a
             container, the container is the boundary); ``None`` uses bubblewrap where installed.
         startup_timeout_s: how long the supervisor may take to answer.
@@ -666,12 +724,15 @@ class Jail:
         *,
         writable: Sequence[str | os.PathLike[str]] = (),
         readable: Sequence[str | os.PathLike[str]] = (),
+        mounts: Sequence[tuple[str | os.PathLike[str], str, bool]] = (),
+        hidden_modules: Sequence[str] = (),
         sandbox: bool | None = None,
         startup_timeout_s: float = 20.0,
     ) -> None:
         self.home = Path(home)
         self.writable = [Path(p) for p in writable]
         self.readable = [Path(p) for p in readable]
+        self.mounts = [(Path(src), str(dest), bool(rw)) for src, dest, rw in mounts]
         self.startup_timeout_s = float(startup_timeout_s)
         bwrap = bwrap_available()
         if sandbox is True and bwrap is None:
@@ -689,8 +750,10 @@ class Jail:
         self._shim = Path(tempfile.mkdtemp(prefix="agentrl-jail-bin-"))
         (self._shim / "sudo").write_text(SUDO_SHIM, encoding="utf-8")
         (self._shim / "sudo").chmod(0o755)
+        (self._shim / "apt.conf").write_text(APT_CONF, encoding="utf-8")
         (self._shim / "supervisor.py").write_text(_SUPERVISOR, encoding="utf-8")
-        write_python_shim(self._shim)  # python/python3 with pyautogui importable, first on every PATH
+        # python/python3 with pyautogui importable, first on every PATH
+        write_python_shim(self._shim, hidden_modules=hidden_modules)
         self._shim.chmod(0o755)
         self._shim_path = SHIM_DIR if self.sandboxed else str(self._shim)
         self._send_lock = threading.Lock()
@@ -747,6 +810,9 @@ class Jail:
                 argv += ["--ro-bind", str(readable), str(readable)]
         for writable in [self.home, *self.writable]:
             argv += ["--bind", str(writable), str(writable)]
+        for src, dest, rw in self.mounts:
+            if src.exists():
+                argv += ["--bind" if rw else "--ro-bind", str(src), dest]
         if str(self.home) != OSWORLD_HOME:  # OSWorld's commands name its VM's HOME: the same folder there
             argv += ["--bind", str(self.home), OSWORLD_HOME]
         argv += ["--ro-bind", str(self._shim), SHIM_DIR, "--remount-ro", "/", "--chdir", str(self.home), "--"]

@@ -51,6 +51,7 @@ __all__ = [
     "pool_of",
     "read_tasks",
     "required_apps",
+    "windows_program",
 ]
 
 DEFAULT_SPLIT = "test_all"
@@ -84,8 +85,9 @@ class EmptyTaskPool(TaskFormatError):
 class Blocker:
     """One reason a task is left out of the pool.
 
-    ``kind``: ``"format"``, ``"evaluator"``, ``"setup step"``, ``"getter"``, ``"metric"`` or ``"app"``;
-    ``name``: what (``"chrome_open_tabs"``, ``"gimp"``...); ``message``: the file or task, the field, the fix.
+    ``kind``: ``"format"``, ``"evaluator"``, ``"setup step"``, ``"getter"``, ``"metric"``, ``"app"`` or
+    ``"platform"`` (a task of OSWorld's Windows VM); ``name``: what (``"chrome_open_tabs"``, ``"gimp"``,
+    ``"windows"``...); ``message``: the file or task, the field, the fix.
     """
 
     kind: str
@@ -366,13 +368,59 @@ def required_apps(task: OSWorldTask) -> list[tuple[str, str]]:
     return needed
 
 
+def _is_windows_path(value: str) -> bool:
+    return len(value) > 2 and value[0].isalpha() and value[1:3] == ":\\"
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def windows_program(task: OSWorldTask) -> tuple[str, str] | None:
+    r"""``(where, value)`` of the first Windows program or path (``C:\...``, ``*.exe``) the task names, else ``None``.
+
+    OSWorld's ``evaluation_examples/examples/Windows`` holds tasks of its Windows VM (``C:\Program Files\...``,
+    ``C:\Users\...``); this desktop is its Ubuntu one. Setup steps and the evaluator's getters are read.
+
+    >>> task = OSWorldTask.from_dict({"id": "t", "instruction": "x", "evaluator": {"func": "infeasible"},
+    ...     "config": [{"type": "launch", "parameters": {"command": ["C:\\Chrome\\chrome.exe", "--x"]}}]})
+    >>> windows_program(task)
+    ('config[0] launch', 'C:\\Chrome\\chrome.exe')
+    """
+    places: list[tuple[str, Any]] = [(f"config[{i}] {s.type}", s.parameters) for i, s in enumerate(task.config)]
+    places += [(f"evaluator.postconfig[{i}] {s.type}", s.parameters) for i, s in enumerate(task.evaluator.postconfig)]
+    places += [("evaluator.result", spec) for spec in task.evaluator.results if spec]
+    places += [("evaluator.expected", spec) for spec in task.evaluator.expecteds if spec]
+    for where, value in places:
+        for text in _strings(value):
+            if _is_windows_path(text):
+                return where, text
+    for step in (*task.config, *task.evaluator.postconfig):  # a program named without its folder: ncat.exe
+        argv = _argv(step.parameters.get("command")) if step.type in ("launch", "execute", "command") else []
+        if argv and argv[0].lower().endswith(".exe"):
+            return f"{step.type} step", argv[0]
+    return None
+
+
 def blockers(task: OSWorldTask, installed: Collection[str] | None) -> list[Blocker]:
     """Why ``task`` cannot run on a desktop with the apps ``installed`` (``None``: apps unknown, not checked).
 
-    Unsupported setup steps, getters and metrics (:func:`~agentrl.envs.osworld.tasks.unsupported`),
-    a missing evaluator, then each missing app once, with how to install it.
+    A task of OSWorld's Windows VM (:func:`windows_program`), unsupported setup steps, getters and metrics
+    (:func:`~agentrl.envs.osworld.tasks.unsupported`), a missing evaluator, then each missing app once, with
+    how to install it.
     """
     found = [Blocker(u.kind, u.name, u.message) for u in unsupported(task)]
+    windows = windows_program(task)
+    if windows is not None:
+        found.insert(0, Blocker("platform", "windows", f"task {task.id!r} {windows[0]} names {windows[1]!r}, a "
+                                                       "Windows path: it is a task of OSWorld's Windows VM"))
     if installed is not None:
         have = set(installed)
         missing: dict[str, str] = {}

@@ -7,8 +7,8 @@ so it writes the file's index). :class:`ScreenRecorder` does the same for a
 the X display and the sandbox's private ``/tmp``, where the file is written) and dies with the
 desktop's reset like any of its processes.
 
-ffmpeg is not in the desktop's package list (about 150 MB of libraries with Debian's
-``--no-install-recommends``): without it :meth:`ScreenRecorder.start` raises
+ffmpeg is one of the desktop's system parts (``make setup`` installs it with the desktop's packages:
+OSWorld's runner records every episode); where it is missing :meth:`ScreenRecorder.start` raises
 :class:`RecordingError` naming ``apt-get install -y ffmpeg``.
 """
 
@@ -23,6 +23,8 @@ import threading
 import uuid
 from typing import IO, Any
 
+from agentrl.core.errors import AgentRLError
+
 __all__ = ["FFMPEG_INSTALL", "RecordingError", "ScreenRecorder", "ffmpeg_argv"]
 
 FFMPEG_INSTALL = "sudo apt-get install -y ffmpeg"
@@ -31,7 +33,7 @@ START_WAIT_S = 2.0
 STOP_WAIT_S = 15.0
 
 
-class RecordingError(RuntimeError):
+class RecordingError(AgentRLError, RuntimeError):
     """A recording could not start or stop; ``status`` is the HTTP status OSWorld's server answers with."""
 
     def __init__(self, status: int, message: str) -> None:

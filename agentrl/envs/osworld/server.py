@@ -25,12 +25,14 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     GET  /health            {"alive": bool, "crashed": [app, ...]} (ours)
     GET  /apps              {"apps": [...]}: the desktop apps installed where the server runs (ours)
     GET  /accessibility     -> {"AT": xml}: the AT-SPI tree as OSWorld's XML; 503 when AT-SPI is unavailable
-    GET  /terminal          -> {"output": text | null, "status": "success"}: the focused VTE terminal, via AT-SPI
+    GET  /terminal          -> {"output": text | null, "status": "success"}: the active window's xterm (its own
+                            printing, :mod:`.terminal`) or focused VTE terminal (AT-SPI)
     POST /run_bash_script   {"script", "timeout", "working_dir"} -> {"status", "output" (2>&1), "error", "returncode"}
     POST /setup/execute_with_verification (and /execute_with_verification)  {"command", "shell", "verification":
                             {"window_exists", "command_success"}, "max_wait_time", "check_interval"} -> 200 | 500
     POST /desktop_path      -> {"desktop_path": HOME/Desktop}
-    POST /wallpaper         -> the image GNOME's picture-uri names;  POST /setup/change_wallpaper {"path"}
+    POST /wallpaper         -> the image GNOME's picture-uri names (a default one on a fresh desktop, as the VM's);
+                            POST /setup/change_wallpaper {"path"}
     POST /setup/download_file  {"url", "path"}: fetched by the server, written in the sandbox under HOME
     POST /window_size       form {"app_class_name"} -> {"width", "height"};  GET /cursor_position -> [x, y]
     POST /start_recording, /end_recording  -> {"status", "message"}; the MP4 (ffmpeg x11grab in the sandbox)
@@ -195,6 +197,7 @@ class DesktopServer:
         self.max_timeout_s = float(max_timeout_s)
         self.default_timeout_s = float(default_timeout_s)
         self.recorder = ScreenRecorder(session)
+        self._terminal_lock = threading.Lock()
 
     def authenticate(self, header: str | None, path: str = "/") -> None:
         """Raise 401 unless ``header`` carries the token (when one is set).
@@ -505,15 +508,27 @@ class DesktopServer:
         return {"width": self.session.width, "height": self.session.height}
 
     def terminal(self) -> dict[str, Any]:
-        """``GET /terminal``: ``{"output": text or null, "status": "success"}``, read from the accessibility tree.
+        """``GET /terminal``: ``{"output": text or null, "status": "success"}``: the active window's terminal.
 
-        The text of the focused terminal in the active window (:func:`~agentrl.envs.osworld.a11y.terminal_text`);
-        ``null`` when none is (xterm is never read: it has no accessibility tree), and also when the tree
-        cannot be had here (``message`` says why), so that OSWorld's readiness probe still passes.
+        An xterm (the desktop's terminal, which has no accessibility tree) is read through its own printing
+        (:mod:`agentrl.envs.osworld.terminal`); otherwise the focused terminal of the active window in the
+        accessibility tree (:func:`~agentrl.envs.osworld.a11y.terminal_text`, VTE terminals). ``null`` when
+        the active window is no terminal, and also when the tree cannot be had here (``message`` says why),
+        so that OSWorld's readiness probe still passes.
         """
         from agentrl.core.errors import SandboxUnavailable
         from agentrl.envs.osworld.a11y import terminal_text
+        from agentrl.envs.osworld.terminal import read_xterm
 
+        print_dir = getattr(self.session, "xterm_print_dir", None)
+        if print_dir is not None:
+            with self._terminal_lock:  # one print at a time: they share the file
+                try:
+                    text = read_xterm(self.session, print_dir)
+                except SandboxUnavailable as exc:
+                    return {"output": None, "status": "success", "message": f"no terminal: {exc}"}
+            if text is not None:
+                return {"output": text, "status": "success"}
         dump = getattr(self.session, "accessibility_tree", None)
         if dump is None:
             return {"output": None, "status": "success", "message": "this desktop has no accessibility tree"}
@@ -831,9 +846,12 @@ class DesktopClient:
             self._connect = functools.partial(conn_class, parsed.hostname, parsed.port)
             self._http_base = self.base_url
         self._local = threading.local()  # one kept-alive connection per thread: a step is three requests
+        self._conns: set[http.client.HTTPConnection] = set()  # every thread's, so that close() closes them all
+        self._conns_lock = threading.Lock()
         self.token = token
         self.timeout_s = float(timeout_s)
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._own_cache = False  # a temp dir made by cache_dir: close() removes it
         self._osworld_server = False  # set once a route of ours is missing: OSWorld's own VM server
 
     @property
@@ -841,6 +859,7 @@ class DesktopClient:
         """The local directory for ``vm_file`` downloads."""
         if self._cache_dir is None:
             self._cache_dir = Path(tempfile.mkdtemp(prefix="agentrl-osworld-cache-"))
+            self._own_cache = True
         self._cache_dir.mkdir(parents=True, exist_ok=True)
         return self._cache_dir
 
@@ -871,9 +890,13 @@ class DesktopClient:
         timeout = timeout_s or self.timeout_s
         for attempt in (0, 1):
             conn = getattr(self._local, "conn", None)
+            if conn is not None and conn not in self._conns:  # closed by close(): open a new one
+                conn = None
             reused = conn is not None
             if conn is None:
                 conn = self._local.conn = self._connect(timeout=timeout)
+                with self._conns_lock:
+                    self._conns.add(conn)
             conn.timeout = timeout
             if conn.sock is not None:
                 conn.sock.settimeout(timeout)
@@ -905,8 +928,32 @@ class DesktopClient:
         conn = getattr(self._local, "conn", None)
         self._local.conn = None
         if conn is not None:
+            with self._conns_lock:
+                self._conns.discard(conn)
             with contextlib.suppress(Exception):
                 conn.close()
+
+    def close(self) -> None:
+        """Close every kept-alive connection this client opened (in any thread); idempotent.
+
+        The temp :attr:`cache_dir` it made is removed too. The client stays usable: a later request opens a
+        new connection.
+        """
+        with self._conns_lock:
+            conns, self._conns = list(self._conns), set()
+        self._local = threading.local()
+        for conn in conns:
+            with contextlib.suppress(Exception):
+                conn.close()
+        if self._own_cache and self._cache_dir is not None:
+            shutil.rmtree(self._cache_dir, ignore_errors=True)
+            self._cache_dir, self._own_cache = None, False
+
+    def __enter__(self) -> DesktopClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _request(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> bytes:
         return self._send(method, path, body, timeout_s)[1]

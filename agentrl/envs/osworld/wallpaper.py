@@ -19,7 +19,7 @@ SCHEMA = ("org.gnome.desktop.background", "picture-uri")
 PAINT_SCRIPT = r"""
 import sys
 from PIL import Image
-from Xlib import X, Xatom, display
+from Xlib import X, Xatom, display, error
 d = display.Display()
 screen = d.screen()
 root, depth = screen.root, screen.root_depth
@@ -29,8 +29,8 @@ w, h = screen.width_in_pixels, screen.height_in_pixels
 with Image.open(sys.argv[1]) as image:
     data = image.convert("RGB").resize((w, h)).tobytes("raw", "BGRX")
 old = root.get_full_property(d.intern_atom("ESETROOT_PMAP_ID"), Xatom.PIXMAP)
-if old is not None and len(old.value):  # the pixmap kept by the last painter: free it
-    d.kill_client(int(old.value[0]))
+if old is not None and len(old.value):  # the pixmap kept by the last painter: free it (with its client)
+    d.create_resource_object("pixmap", int(old.value[0])).kill_client(onerror=error.CatchError())
 pixmap = root.create_pixmap(w, h, depth)
 gc = pixmap.create_gc()
 rows = max(1, 200000 // (w * 4))  # requests stay under the X server's size limit
