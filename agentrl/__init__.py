@@ -11,7 +11,7 @@ True
 from __future__ import annotations
 
 from agentrl import envs as _envs  # noqa: F401  (registers every env id)
-from agentrl.core.registry import registered_domains
+from agentrl.core.registry import registered_domains, registered_envs
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "registered_domains"]
+__all__ = ["__version__", "registered_domains", "registered_envs"]

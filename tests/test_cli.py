@@ -50,3 +50,28 @@ def test_demo_table():
 def test_console_entry_point_runs():
     result = subprocess.run([sys.executable, "-m", "agentrl.cli", "list"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "TIRMath" in result.stdout
+
+
+def test_train_options_are_the_args_fields_with_their_help(capsys, monkeypatch):
+    """`agentrl train ALGO --help` shows every field of the args dataclass, with its metadata's help."""
+    import dataclasses
+
+    import pytest
+
+    from agentrl.train.args import field_help
+    from agentrl.train.grpo import GRPOArgs
+    from agentrl.train.ppo import PPOArgs
+
+    monkeypatch.setenv("COLUMNS", "2000")  # no wrapping: the help reads as one line per option
+    for algorithm, cls in (("grpo", GRPOArgs), ("ppo", PPOArgs)):
+        with pytest.raises(SystemExit):
+            main(["train", algorithm, "--help"])
+        out = capsys.readouterr().out
+        for spec in dataclasses.fields(cls):
+            text = field_help(cls, spec.name)
+            assert text, f"{cls.__name__}.{spec.name} has no metadata['help']"
+            # the docstrings' field lists (the class's own fields, then its bases') are generated from it
+            assert any(f"    {spec.name}: " in (klass.__doc__ or "") for klass in cls.__mro__), spec.name
+            if spec.name not in ("env_fn", "env_kwargs"):  # API only / --env-kwarg KEY=VALUE
+                option = "--" + spec.name.replace("_", "-")
+                assert f"{option} " in out and f"{text} (default: {spec.default})" in out, option

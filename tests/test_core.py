@@ -1,9 +1,8 @@
-"""The core abstractions, tested on a tiny echo domain (a fake sandbox is fine here: nothing untrusted runs)."""
+"""The core abstractions, tested on the tiny echo domain of ``examples/custom_domain.py`` (its sandbox runs nothing)."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import gymnasium as gym
@@ -13,76 +12,16 @@ from gymnasium.utils.env_checker import check_env
 
 from agentrl.core import (
     INFO_KEYS,
-    Action,
-    ActionSet,
-    AgentEnv,
     InvalidActionType,
     JsonlTaskSource,
-    ListTaskSource,
-    ParseError,
     ResetNeeded,
-    Score,
     Task,
     TaskFormatError,
     UnicodeText,
     UnknownTask,
 )
 from agentrl.core.registry import describe, env_id, register_domain
-from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
-
-
-class EchoActions(ActionSet):
-    def describe(self) -> str:
-        return "Write <echo>text</echo> to hear it back, or <answer>x</answer> to answer."
-
-    def parse(self, text: str) -> Action | ParseError:
-        if m := re.search(r"<answer>(.*?)</answer>", text, re.S):
-            return Action("answer", m.group(1), raw=text)
-        if m := re.search(r"<echo>(.*?)</echo>", text, re.S):
-            return Action("echo", m.group(1), raw=text)
-        return ParseError("expected <echo>...</echo> or <answer>...</answer>", raw=text)
-
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return []
-
-    def format_final(self, answer: str) -> str:
-        return f"<answer>{answer}</answer>"
-
-
-class EchoSandbox:
-    isolation = "none (test fake: echoes its input, runs nothing)"
-
-    def __init__(self) -> None:
-        self.resets = 0
-        self.closed = 0
-
-    def reset(self) -> None:
-        self.resets += 1
-
-    def execute(self, request: ExecutionRequest) -> ExecutionResult:
-        if request.code == "fail":
-            return ExecutionResult(ok=False, output="", error="it failed")
-        return ExecutionResult(ok=True, output=request.code.upper())
-
-    def close(self) -> None:
-        self.closed += 1
-
-
-def exact(task: Task, answer: str, state: Any) -> Score:
-    value = float(answer.strip() == task.answer)
-    return Score(value, {"exact": value})
-
-
-TASKS = [
-    Task(f"echo/{i}", f"Say {i * 7}.", str(i * 7), oracle_actions=(f"<answer>{i * 7}</answer>",)) for i in range(5)
-]
-
-
-def make_env(**kwargs: Any) -> AgentEnv:
-    options = dict(task_source=ListTaskSource(TASKS), action_set=EchoActions(), verifier=exact,
-                   sandbox_factory=EchoSandbox, max_turns=3)
-    options.update(kwargs)
-    return AgentEnv(**options)
+from examples.custom_domain import make_env
 
 
 def test_unicode_text_space_accepts_any_bounded_str_and_samples():
@@ -222,9 +161,9 @@ def test_registry_ids_and_errors():
         env_id("bad name")
     from agentrl.core import registry
 
-    new = register_domain("CoreTestEcho", "tests.test_core:make_env", description="echo")
+    new = register_domain("CoreTestEcho", "examples.custom_domain:make_env", description="echo")
     try:
-        assert register_domain("CoreTestEcho", "tests.test_core:make_env", description="echo") == new
+        assert register_domain("CoreTestEcho", "examples.custom_domain:make_env", description="echo") == new
         with pytest.raises(ValueError, match="bump the version"):
             register_domain("CoreTestEcho", "elsewhere:Env", description="echo")
     finally:

@@ -20,14 +20,14 @@ def test_check_domain(env_id):
 
 
 def test_check_domain_catches_a_broken_oracle(monkeypatch):
-    from agentrl.envs.tirmath import problems
+    from agentrl.envs.tirmath import tasks
 
-    original = problems.generate_problem
+    original = tasks.generate_problem
 
     def wrong_gold(family, difficulty, seed):
         task = original(family, difficulty, seed)
         return type(task)(**{**task.__dict__, "answer": task.answer + "1"})
 
-    monkeypatch.setattr(problems, "generate_problem", wrong_gold)
+    monkeypatch.setattr(tasks, "generate_problem", wrong_gold)
     with pytest.raises(DomainCheckError, match="oracle did not solve"):
         check_domain("AgentRL/TIRMath-v0", seeds=(0,))

@@ -40,7 +40,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 # _system_deps: the stdlib-only set-up script `make` runs before the venv exists (imports nothing of ours).
-FACE = ("cli", "integrations", "testing", "demo", "_system_deps")
+# scaffold: the domain template that `agentrl new-domain` writes.
+FACE = ("cli", "integrations", "testing", "demo", "_system_deps", "scaffold")
 
 
 def layer_of(module: str) -> str | None:

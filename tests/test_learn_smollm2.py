@@ -14,7 +14,7 @@ import gymnasium as gym
 import pytest
 
 import agentrl  # noqa: F401  (registers the ids)
-from agentrl.envs.tirmath.problems import EASY, ProceduralMathSource, problem_split, split_tasks
+from agentrl.envs.tirmath.tasks import EASY, ProceduralMathSource, problem_split, split_tasks
 from benchmarks import learn_smollm2
 
 pytestmark = pytest.mark.timeout(600)

@@ -12,8 +12,8 @@ import pytest
 
 from agentrl.core.errors import TaskFormatError, UnknownTask
 from agentrl.envs.sql.databases import SCHEMAS, build_database, database_path, schema_text
-from agentrl.envs.sql.questions import ProceduralSQLSource, generate_question, parse_task_id
-from agentrl.envs.sql.spider import SpiderSource
+from agentrl.envs.sql.datasets import SpiderSource
+from agentrl.envs.sql.tasks import ProceduralSQLSource, generate_question, parse_task_id
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -167,8 +167,8 @@ def test_process_sandbox_mode():
 
 def test_oracle_scores_one_on_every_schema_and_difficulty_with_a_test_suite():
     from agentrl.envs.sql.databases import SCHEMAS
-    from agentrl.envs.sql.env import SQLVerifier
-    from agentrl.envs.sql.questions import generate_question
+    from agentrl.envs.sql.tasks import generate_question
+    from agentrl.envs.sql.verify import SQLVerifier
 
     verifier = SQLVerifier(test_suite=2)
     for schema in SCHEMAS:

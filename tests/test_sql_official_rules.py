@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from agentrl.core.task import Task
-from agentrl.envs.sql.env import SQLVerifier
-from agentrl.envs.sql.scoring import (
+from agentrl.envs.sql.verify import (
+    SQLVerifier,
     plug_values,
     remove_distinct,
     score_sql,
@@ -276,7 +276,7 @@ def test_spider_source_to_verifier(tmp_path: Path) -> None:
     (tmp_path / "tables.json").write_text("[]")
     rows = [{"db_id": "shop", "question": "How many items?", "query": "SELECT count(DISTINCT name) FROM item"}]
     (tmp_path / "dev.json").write_text(json.dumps(rows))
-    from agentrl.envs.sql.spider import SpiderSource
+    from agentrl.envs.sql.datasets import SpiderSource
 
     task = SpiderSource(tmp_path)[0]
     verifier = SQLVerifier()

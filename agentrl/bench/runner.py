@@ -68,6 +68,7 @@ from agentrl.bench.results import (
     json_safe,
 )
 from agentrl.core.episode import env_failure
+from agentrl.core.errors import AgentRLError
 from agentrl.core.text import truncate_middle
 
 __all__ = [
@@ -394,11 +395,11 @@ def plan_sweep(
 
 
 # -- running one episode ----------------------------------------------------------------------
-class _AgentTimeout(Exception):
+class _AgentTimeout(AgentRLError):
     pass
 
 
-class _EnvFailure(Exception):
+class _EnvFailure(AgentRLError):
     """The env itself raised: the slot rebuilds it."""
 
 

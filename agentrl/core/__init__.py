@@ -8,13 +8,14 @@ from agentrl.core.episode import INFO_KEYS, EpisodeEnv, Turn
 from agentrl.core.errors import (
     AgentRLError,
     DependencyNotInstalled,
+    EnvClosed,
     InvalidActionType,
     ResetNeeded,
     SandboxUnavailable,
     TaskFormatError,
     UnknownTask,
 )
-from agentrl.core.registry import register_domain, registered_domains
+from agentrl.core.registry import register_domain, registered_domains, registered_envs
 from agentrl.core.spaces import UnicodeText, rgb_image_space
 from agentrl.core.task import JsonlTaskSource, ListTaskSource, Task, TaskSource
 from agentrl.core.verify import Rubric, RubricItem, Score, Verifier
@@ -26,6 +27,7 @@ __all__ = [
     "AgentEnv",
     "AgentRLError",
     "DependencyNotInstalled",
+    "EnvClosed",
     "EpisodeEnv",
     "InvalidActionType",
     "JsonlTaskSource",
@@ -45,5 +47,6 @@ __all__ = [
     "Verifier",
     "register_domain",
     "registered_domains",
+    "registered_envs",
     "rgb_image_space",
 ]

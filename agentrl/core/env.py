@@ -185,18 +185,12 @@ class AgentEnv(EpisodeEnv[str, str]):
             turn.observation, turn.tool_error = self.execute_action(parsed)
             ending = self.end_of_episode()
             if ending is not None:  # the env itself ended the episode (a simulated patient left)
-                if isinstance(ending, str):
-                    turn.done_reason = ending
-                else:  # the older form: (done_reason, score)
-                    turn.done_reason, turn.score = ending
-                turn.terminated = True
+                turn.terminated, turn.done_reason = True, ending
         if not turn.terminated and turn.void_turn and self.end_on_void_turn:
             turn.terminated, turn.done_reason = True, "void_turn"
 
     def score_at_end(self, turn: Turn[str]) -> Score | None:
         """The verifier scores a final answer or an episode the env ended itself; not a budget or void end."""
-        if turn.score is not None:
-            return turn.score
         if turn.done_reason == "answered":
             score = self.score_answer(turn.answer, turn)
             turn.observation = self.final_observation(score)
@@ -268,12 +262,11 @@ class AgentEnv(EpisodeEnv[str, str]):
         result = self._sandbox.execute(ExecutionRequest(action.content))
         return self._render_result(action, result), (None if result.ok else (result.error or "failed"))
 
-    def end_of_episode(self) -> str | tuple[str, Score] | None:
+    def end_of_episode(self) -> str | None:
         """After a non-final action: the ``done_reason`` if the env ends the episode itself, else ``None``.
 
         The episode then terminates and is scored as it stands (the verifier sees the answer ``""``;
-        e.g. a simulated patient whose patience ran out leaves). The older form, ``(done_reason,
-        score)``, is still accepted.
+        e.g. a simulated patient whose patience ran out leaves).
         """
         return None
 

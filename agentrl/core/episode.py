@@ -4,7 +4,8 @@ A domain supplies its parts through documented hooks; it never writes its own st
 owns what every env must do the same way:
 
 * the guards: ``step`` before ``reset`` or after the episode ended raises
-  :class:`~agentrl.core.errors.ResetNeeded`, and so does ``reset`` after ``close``;
+  :class:`~agentrl.core.errors.ResetNeeded`; ``reset`` or ``step`` after ``close`` raises its subclass
+  :class:`~agentrl.core.errors.EnvClosed` (also Gymnasium's ``ClosedEnvironmentError``);
 * the turn counter and the turn budget (``max_turns``): the step that spends it is truncated with
   ``done_reason = budget_done_reason`` (``"max_turns"``; the desktop and the games keep their
   ``"max_steps"``);
@@ -68,7 +69,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import gymnasium as gym
 
-from agentrl.core.errors import ResetNeeded
+from agentrl.core.errors import EnvClosed, ResetNeeded
 from agentrl.core.verify import Score
 
 __all__ = ["EPISODE_KINDS", "INFO_KEYS", "EpisodeEnv", "Turn", "env_failure"]
@@ -203,7 +204,7 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
         """Start an episode: the domain's :meth:`begin_episode`, then the contract's info keys."""
         super().reset(seed=seed)
         if self._closed:
-            raise ResetNeeded("this env was closed; make a new one with gym.make(...)")
+            raise EnvClosed("this env was closed; make a new one with gym.make(...)")
         self._active = False
         self._turn = 0
         self.reset_seed = seed
@@ -213,6 +214,8 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
 
     def step(self, action: ActT) -> tuple[ObsT, float, bool, bool, dict[str, Any]]:
         """Take one turn; see the module docstring for the flow."""
+        if self._closed:
+            raise EnvClosed("this env was closed; make a new one with gym.make(...)")
         if not self._active:
             raise ResetNeeded(
                 "step() called before reset() or after the episode ended; call env.reset() to start an episode"

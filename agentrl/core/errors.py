@@ -1,21 +1,40 @@
 """Typed errors. Each names the fix.
 
 Only *our* bugs and misuse of the API raise. The agent's mistakes (bad code, unparsable actions)
-never raise: they become observations. Every error here subclasses :class:`AgentRLError`.
+never raise: they become observations. Every error class the package defines subclasses
+:class:`AgentRLError` (``tests/test_errors.py`` walks every module to check it), keeping a builtin
+base where one fits (``except ValueError`` still works). Where Gymnasium has the same error, ours
+subclasses Gymnasium's too, so ``except gymnasium.error.X`` catches it:
+
+======================== ===========================================
+ours                     Gymnasium's
+======================== ===========================================
+``ResetNeeded``          ``gymnasium.error.ResetNeeded``
+``EnvClosed``            ``gymnasium.error.ClosedEnvironmentError``
+``DependencyNotInstalled`` ``gymnasium.error.DependencyNotInstalled``
+``InvalidActionType``    ``gymnasium.error.InvalidAction``
+``UnknownEnvId``         ``gymnasium.error.UnregisteredEnv``
+``RegistrationError``    ``gymnasium.error.RegistrationError``
+======================== ===========================================
 """
 
 from __future__ import annotations
 
+import gymnasium.error as _gym_error
+
 __all__ = [
     "AgentRLError",
     "DependencyNotInstalled",
+    "EnvClosed",
     "InvalidActionType",
+    "RegistrationError",
     "ResetNeeded",
     "SandboxClosed",
     "SandboxMisuse",
     "SandboxOptionError",
     "SandboxUnavailable",
     "TaskFormatError",
+    "UnknownEnvId",
     "UnknownTask",
 ]
 
@@ -72,7 +91,7 @@ class SandboxOptionError(AgentRLError, ValueError):
     """A sandbox option with a value the backend does not take; the message names the allowed values."""
 
 
-class DependencyNotInstalled(AgentRLError, ImportError):
+class DependencyNotInstalled(AgentRLError, _gym_error.DependencyNotInstalled, ImportError):
     """An optional dependency is missing; the message carries the exact install command.
 
     >>> str(DependencyNotInstalled("math-verify", extra="math"))
@@ -88,9 +107,21 @@ class DependencyNotInstalled(AgentRLError, ImportError):
         super().__init__(f"{package} is not installed; install with: {command}")
 
 
-class ResetNeeded(AgentRLError, RuntimeError):
+class ResetNeeded(AgentRLError, _gym_error.ResetNeeded, RuntimeError):
     """``step()`` was called before ``reset()`` or after the episode ended."""
 
 
-class InvalidActionType(AgentRLError, TypeError):
+class EnvClosed(ResetNeeded, _gym_error.ClosedEnvironmentError):
+    """``reset()`` or ``step()`` was called on an env after ``close()``; make a new one."""
+
+
+class InvalidActionType(AgentRLError, _gym_error.InvalidAction, TypeError):
     """The action is not of the type the action space holds (for text envs: ``str``)."""
+
+
+class UnknownEnvId(AgentRLError, _gym_error.UnregisteredEnv):
+    """An env id that AgentRL did not register; the message suggests close matches."""
+
+
+class RegistrationError(AgentRLError, _gym_error.RegistrationError, ValueError):
+    """An env id that cannot be registered (a malformed name, or an id already bound to another entry point)."""

@@ -32,6 +32,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from agentrl.core.errors import AgentRLError
+
 __all__ = [
     "HTTPStatusError",
     "ServerHandle",
@@ -81,7 +83,7 @@ def refuse_remote(host: str, allow_remote: bool, server: str = "server") -> None
         )
 
 
-class HTTPStatusError(Exception):
+class HTTPStatusError(AgentRLError):
     """An error a server answers with: ``status`` and the ``message`` to send (in the server's error shape)."""
 
     def __init__(self, status: int, message: str) -> None:

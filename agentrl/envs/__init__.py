@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gymnasium as _gym
-
 from agentrl.core.registry import register_domain
 
 register_domain(
@@ -44,33 +42,33 @@ from agentrl.envs.games import register_game_envs as _register_game_envs  # noqa
 
 _register_game_envs()
 
-# The trainer's toy env (agentrl.envs.toy.LetterEnv): a plain Gymnasium id so that
-# `agentrl train grpo --env AgentRL/Letter-v0` works, but not a benchmark domain (a trivial oracle,
-# nothing to measure an agent by), so it is left out of `agentrl list` and check_domain.
-if "AgentRL/Letter-v0" not in _gym.registry:
-    _gym.register("AgentRL/Letter-v0", entry_point="agentrl.envs.toy:LetterEnv")
-# Its pixel twin (agentrl.envs.toy.ColourLetterEnv): the letter is shown by a colour only (the VLM learning test).
-if "AgentRL/ColourLetter-v0" not in _gym.registry:
-    _gym.register("AgentRL/ColourLetter-v0", entry_point="agentrl.envs.toy:ColourLetterEnv")
+# The trainer's toy envs (agentrl.envs.toy): `agentrl train grpo --env AgentRL/Letter-v0` works and
+# `agentrl list` shows them under "toy", but they are not benchmark domains (a trivial oracle, nothing
+# to measure an agent by): benchmark=False keeps them out of the bench suites and check_domain's tests.
+register_domain(
+    "Letter",
+    "agentrl.envs.toy:LetterEnv",
+    description="The trainer's toy text env: write the target letter; reward is the share of it in the reply.",
+    tags=("text", "toy"),
+    group="toy",
+    benchmark=False,
+)
+# Its pixel twin: the letter is shown by a colour only (the VLM learning test).
+register_domain(
+    "ColourLetter",
+    "agentrl.envs.toy:ColourLetterEnv",
+    description="The pixel twin of Letter-v0: a coloured square says which letter to write (the VLM trainer's toy).",
+    tags=("pixels", "toy"),
+    group="toy",
+    benchmark=False,
+)
 
 # Single-agent views of the competitive multi-agent games (agentrl.envs.multiagent.single_agent):
 # one learner seat against a built-in opponent, so `agentrl bench`, the trainers and any Gymnasium
 # tool work on them unchanged. Reward +1/-1/0 at the end: the mean return is win rate - loss rate.
 # v1 (issue 19, the episode contract): info["turn"] is the learner's turns taken and the game's move
 # count is info["game_turn"]; v0 keeps the game's move count in info["turn"] (deprecated, one release).
-for _game in ("tictactoe", "connect_four", "nim", "kuhn_poker", "negotiation"):
-    for _opponent in ("random", "scripted", "best"):
-        for _version, _legacy in ((0, True), (1, False)):
-            _id = f"AgentRL-MA/{_game}-vs-{_opponent}-v{_version}"
-            if _id not in _gym.registry:
-                _gym.register(
-                    _id,
-                    entry_point="agentrl.envs.multiagent.single_agent:make_single_agent",
-                    kwargs={
-                        "name": f"{_game}_v0",
-                        "opponent": _opponent,
-                        "learner_seat": "alternate",
-                        "legacy_turn_info": _legacy,
-                    },
-                    disable_env_checker=True,
-                )
+# `agentrl list` shows them under "multiagent"; they are not in the bench suites (benchmark=False).
+from agentrl.envs.multiagent import register_seat_envs as _register_seat_envs  # noqa: E402
+
+_register_seat_envs()

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
+from agentrl.core.errors import AgentRLError
+
 __all__ = ["BackendError", "ChatMessage", "Generation", "GenerationConfig", "LLMBackend"]
 
 
@@ -61,7 +63,7 @@ class Generation:
     usage: dict[str, int] = field(default_factory=dict)
 
 
-class BackendError(RuntimeError):
+class BackendError(AgentRLError, RuntimeError):
     """A backend failed after its retries (server down, bad reply); the message says what and where."""
 
 

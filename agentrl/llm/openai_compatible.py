@@ -28,7 +28,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from agentrl.core.errors import DependencyNotInstalled
+from agentrl.core.errors import AgentRLError, DependencyNotInstalled
 from agentrl.llm.base import BackendError, ChatMessage, Generation, GenerationConfig
 
 __all__ = ["OpenAICompatibleBackend"]
@@ -39,7 +39,7 @@ _T = TypeVar("_T")
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 
 
-class _Retryable(Exception):
+class _Retryable(AgentRLError):
     """One failed attempt that may succeed if tried again; carries the description and a delay hint."""
 
     def __init__(self, message: str, retry_after: float | None = None, malformed: bool = False) -> None:

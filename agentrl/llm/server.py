@@ -53,6 +53,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentrl.core.errors import AgentRLError
 from agentrl.core.serving import ServerHandle, refuse_remote, start_server_thread
 from agentrl.llm.base import BackendError, Generation, GenerationConfig
 
@@ -117,7 +118,7 @@ class CompletionRequest(_Sampling):
     echo: bool = False
 
 
-class _BadRequest(Exception):
+class _BadRequest(AgentRLError):
     """A request the server refuses with HTTP 400 (``param`` names the offending field)."""
 
     def __init__(self, message: str, param: str | None = None) -> None:

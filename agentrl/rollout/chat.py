@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from os import PathLike
 from typing import Any
 
+from agentrl.core.errors import AgentRLError
 from agentrl.llm.base import ChatMessage
 
 __all__ = ["ChatTokenizer", "TemplateNotIncremental"]
@@ -28,7 +29,7 @@ __all__ = ["ChatTokenizer", "TemplateNotIncremental"]
 _PLACEHOLDER = "\u2063AGENTRL-ASSISTANT-TURN\u2063"
 
 
-class TemplateNotIncremental(ValueError):
+class TemplateNotIncremental(AgentRLError, ValueError):
     """The chat template rewrites earlier turns, so a conversation cannot be extended token by token."""
 
 

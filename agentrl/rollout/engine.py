@@ -49,6 +49,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentrl.core.choices import did_you_mean
 from agentrl.core.episode import env_failure
+from agentrl.core.errors import AgentRLError
 from agentrl.llm.base import ChatMessage, Generation, GenerationConfig
 from agentrl.rollout.chat import ChatTokenizer
 from agentrl.rollout.errors import RolloutConfigError, RolloutMisuse
@@ -69,7 +70,7 @@ class TokenPolicy(Protocol):
         ...
 
 
-class EpisodeFailed(Exception):
+class EpisodeFailed(AgentRLError):
     """One episode cannot go on (the reason is its message); the engine records it and moves on."""
 
 

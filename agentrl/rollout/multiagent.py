@@ -54,6 +54,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agentrl.core.errors import AgentRLError
 from agentrl.core.serialize import json_safe
 from agentrl.llm.base import ChatMessage, GenerationConfig
 from agentrl.rollout.chat import ChatTokenizer
@@ -186,7 +187,7 @@ class _Seat:
     last_info: dict[str, Any] = field(default_factory=dict)
 
 
-class _Truncate(Exception):
+class _Truncate(AgentRLError):
     """The engine cuts the game short (context or turn budget)."""
 
 

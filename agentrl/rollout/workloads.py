@@ -24,6 +24,7 @@ import numpy as np
 
 from agentrl.agents.simple import OracleAgent
 from agentrl.core.episode import EpisodeEnv, Turn
+from agentrl.core.errors import ResetNeeded
 from agentrl.core.spaces import UnicodeText
 from agentrl.core.verify import Score
 
@@ -87,7 +88,7 @@ class LatencyEnv(gym.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Sleep one tool latency; end the episode after the drawn number of turns."""
         if self._turns == 0:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise ResetNeeded("call reset() before step()")
         latency = float(self.np_random.uniform(self.min_latency_s, self.max_latency_s))
         self._turn += 1
         output = f"Tool output {self._turn}."

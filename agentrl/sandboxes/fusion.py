@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentrl.core.errors import AgentRLError
 from agentrl.sandboxes.program import LANGUAGES, ProgramResult, check_relative_path
 
 __all__ = [
@@ -55,7 +56,7 @@ FUSION_LANGUAGES: tuple[str, ...] = (
 _SERVED = ", ".join(repr(name) for name in LANGUAGES)
 
 
-class SchemaError(ValueError):
+class SchemaError(AgentRLError, ValueError):
     """The request does not fit SandboxFusion's schema: HTTP 422 with FastAPI's ``{"detail": [...]}``."""
 
     def __init__(self, detail: list[dict[str, Any]]) -> None:
@@ -63,7 +64,7 @@ class SchemaError(ValueError):
         self.detail = detail
 
 
-class FusionRefused(ValueError):
+class FusionRefused(AgentRLError, ValueError):
     """A well-formed request this server will not run: answered ``status: "SandboxError"`` with the reason."""
 
 

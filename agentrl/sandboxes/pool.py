@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
 from agentrl.core.choices import did_you_mean
-from agentrl.core.errors import SandboxOptionError, SandboxUnavailable
+from agentrl.core.errors import AgentRLError, SandboxOptionError, SandboxUnavailable
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult, FinalizedSandbox
 from agentrl.sandboxes.program import ProgramRequest, ProgramResult
 
@@ -72,7 +72,7 @@ _MAX_FETCH_BYTES = 16 * 1024 * 1024
 DEFAULT_PREIMPORT = ("math", "fractions", "itertools", "functools", "collections", "numpy", "sympy")
 
 
-class ChannelCorrupt(Exception):
+class ChannelCorrupt(AgentRLError):
     """The control channel carries something the protocol does not allow (the code wrote to it)."""
 
 

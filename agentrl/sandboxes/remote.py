@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from agentrl.core.errors import SandboxClosed, SandboxUnavailable
+from agentrl.core.errors import AgentRLError, SandboxClosed, SandboxUnavailable
 from agentrl.sandboxes.base import ExecutionRequest, ExecutionResult
 
 __all__ = ["RemoteSandbox"]
@@ -31,7 +31,7 @@ __all__ = ["RemoteSandbox"]
 _RETRY_STATUS = (502, 503, 504)
 
 
-class _Unreachable(Exception):
+class _Unreachable(AgentRLError):
     """No response: the server could not be reached (after retries) or the link broke mid-call."""
 
     def __init__(self, message: str, timed_out: bool = False) -> None:

@@ -1,7 +1,9 @@
 """``agentrl train grpo|ppo``: every field of the algorithm's args dataclass as a command-line option.
 
-Options are generated from the dataclass (``GRPOArgs.max_steps`` becomes ``--max-steps``), with
-the help text taken from its docstring, so the command line and the Python API never drift apart.
+Options are generated from the dataclass's typed fields (``GRPOArgs.max_steps: int`` becomes
+``--max-steps``, type ``int``), with the help text from each field's ``metadata["help"]`` (as
+Hugging Face's ``HfArgumentParser`` reads TRL's configs), so the command line and the Python API
+never drift apart.
 """
 
 from __future__ import annotations
@@ -9,36 +11,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import types
 import typing
 from pathlib import Path
 from typing import Any
 
+from agentrl.train.args import field_help
+
 __all__ = ["add_train_parser", "args_from_namespace", "reward_curve", "run_train"]
 
 ALGORITHMS = ("grpo", "ppo")
-
-
-def _field_docs(cls: type) -> dict[str, str]:
-    """``name -> description`` from the ``Attributes:`` sections of a dataclass and its bases."""
-    docs: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        text = klass.__doc__ or ""
-        if "Attributes:" not in text:
-            continue
-        section = text.split("Attributes:", 1)[1]
-        current = None
-        for line in section.splitlines():
-            match = re.match(r"^\s{8}(\w+): (.*)$", line)
-            if match:
-                current = match.group(1)
-                docs[current] = match.group(2).strip()
-            elif current and line.strip() and line.startswith(" " * 12):
-                docs[current] += " " + line.strip()
-            elif not line.strip():
-                current = None
-    return docs
 
 
 def _base_type(annotation: Any) -> tuple[Any, bool]:
@@ -78,13 +60,12 @@ def add_train_parser(commands: Any) -> None:
             help=f"{name.upper()} (options: agentrl train {name} --help)",
             description=(_module_doc(name) or "").split("\n\n")[0],
         )
-        docs = _field_docs(cls)
         hints = typing.get_type_hints(cls)
         for spec in dataclasses.fields(cls):
             if spec.name == "env_fn":
                 continue  # a Python callable: API only
             option = "--" + spec.name.replace("_", "-")
-            help_text = docs.get(spec.name, "")
+            help_text = field_help(cls, spec.name)
             if spec.name == "env_kwargs":
                 parser.add_argument(
                     "--env-kwarg",

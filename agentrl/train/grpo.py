@@ -29,11 +29,11 @@ Example:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentrl.train.advantages import SmoothAdvantageStandardizer, group_advantages
-from agentrl.train.args import TrainArgs
+from agentrl.train.args import TrainArgs, document_fields
 from agentrl.train.batch import pack_trajectories
 from agentrl.train.logprobs import token_logprobs
 from agentrl.train.losses import LOSS_TYPES, LossConfig, policy_loss
@@ -47,26 +47,26 @@ __all__ = ["GRPOArgs", "GRPOTrainer", "train"]
 _TOTAL_KEYS = ("loss", "entropy", "clip_low_frac", "clip_high_frac", "ratio_mean", "approx_kl", "kl")
 
 
+@document_fields
 @dataclass
 class GRPOArgs(TrainArgs):
-    """A GRPO run: :class:`~agentrl.train.args.TrainArgs` plus the fields below.
-
-    Attributes:
-        loss_type: one of grpo, dr_grpo, dapo, gspo, dcpo (see agentrl.train.losses).
-        group_size: rollouts per task (G).
-        prompts_per_step: tasks (groups) per step.
-        scale_rewards: group, batch or none (None: none for dr_grpo, group otherwise).
-        dynamic_sampling: drop groups whose rewards are all equal (None: on for dapo).
-        smooth_advantages: DCPO's smooth advantage standardisation (None: on for dcpo).
-    """
+    """A GRPO run: :class:`~agentrl.train.args.TrainArgs` plus the fields below."""
 
     output_dir: str = "runs/grpo"
-    loss_type: str = "grpo"
-    group_size: int = 4
-    prompts_per_step: int = 4
-    scale_rewards: str | None = None
-    dynamic_sampling: bool | None = None
-    smooth_advantages: bool | None = None
+    loss_type: str = field(
+        default="grpo", metadata={"help": "one of grpo, dr_grpo, dapo, gspo, dcpo (see agentrl.train.losses)."}
+    )
+    group_size: int = field(default=4, metadata={"help": "rollouts per task (G)."})
+    prompts_per_step: int = field(default=4, metadata={"help": "tasks (groups) per step."})
+    scale_rewards: str | None = field(
+        default=None, metadata={"help": "group, batch or none (None: none for dr_grpo, group otherwise)."}
+    )
+    dynamic_sampling: bool | None = field(
+        default=None, metadata={"help": "drop groups whose rewards are all equal (None: on for dapo)."}
+    )
+    smooth_advantages: bool | None = field(
+        default=None, metadata={"help": "DCPO's smooth advantage standardisation (None: on for dcpo)."}
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

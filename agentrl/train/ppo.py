@@ -33,12 +33,12 @@ Example:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentrl.train import distributed
 from agentrl.train.advantages import GAE_MODES, gae, length_adaptive_lambda
-from agentrl.train.args import TrainArgs
+from agentrl.train.args import TrainArgs, document_fields
 from agentrl.train.batch import pack_trajectories
 from agentrl.train.logprobs import token_logprobs
 from agentrl.train.losses import LossConfig, policy_loss, value_loss
@@ -63,35 +63,38 @@ _TOTAL_KEYS = (
 )
 
 
+@document_fields
 @dataclass
 class PPOArgs(TrainArgs):
-    """A PPO run: :class:`~agentrl.train.args.TrainArgs` plus the fields below.
-
-    Attributes:
-        episodes_per_step: episodes collected per step (each from its own seed).
-        gamma: discount per policy token.
-        gae_mode: standard, decoupled or length_adaptive.
-        lambda_policy: GAE lambda of the policy's advantages (standard and decoupled).
-        lambda_critic: GAE lambda of the critic's targets (decoupled and length_adaptive; the
-            standard mode uses lambda_policy for both).
-        length_alpha: alpha of length-adaptive GAE, lambda = 1 - 1 / (alpha * length).
-        value_warmup_steps: steps that train only the critic (policy frozen).
-        value_learning_rate: AdamW learning rate of the critic.
-        value_clip: clip range of the value loss (0: unclipped).
-        whiten_advantages: normalise advantages over the batch's policy tokens.
-    """
+    """A PPO run: :class:`~agentrl.train.args.TrainArgs` plus the fields below."""
 
     output_dir: str = "runs/ppo"
-    episodes_per_step: int = 16
-    gamma: float = 1.0
-    gae_mode: str = "decoupled"
-    lambda_policy: float = 0.95
-    lambda_critic: float = 1.0
-    length_alpha: float = 0.05
-    value_warmup_steps: int = 0
-    value_learning_rate: float = 1e-5
-    value_clip: float = 0.2
-    whiten_advantages: bool = True
+    episodes_per_step: int = field(
+        default=16, metadata={"help": "episodes collected per step (each from its own seed)."}
+    )
+    gamma: float = field(default=1.0, metadata={"help": "discount per policy token."})
+    gae_mode: str = field(default="decoupled", metadata={"help": "standard, decoupled or length_adaptive."})
+    lambda_policy: float = field(
+        default=0.95, metadata={"help": "GAE lambda of the policy's advantages (standard and decoupled)."}
+    )
+    lambda_critic: float = field(
+        default=1.0,
+        metadata={
+            "help": (
+                "GAE lambda of the critic's targets (decoupled and length_adaptive; the standard mode uses "
+                "lambda_policy for both)."
+            )
+        },
+    )
+    length_alpha: float = field(
+        default=0.05, metadata={"help": "alpha of length-adaptive GAE, lambda = 1 - 1 / (alpha * length)."}
+    )
+    value_warmup_steps: int = field(default=0, metadata={"help": "steps that train only the critic (policy frozen)."})
+    value_learning_rate: float = field(default=1e-5, metadata={"help": "AdamW learning rate of the critic."})
+    value_clip: float = field(default=0.2, metadata={"help": "clip range of the value loss (0: unclipped)."})
+    whiten_advantages: bool = field(
+        default=True, metadata={"help": "normalise advantages over the batch's policy tokens."}
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["MULTIAGENT_ENVS", "load"]
+__all__ = ["MULTIAGENT_ENVS", "SEAT_GAMES", "SEAT_OPPONENTS", "load", "register_seat_envs", "register_seat_id"]
 
 #: ``name -> (kind, one-line description)``; ``kind`` is the game's native form, ``"aec"`` (turns) or
 #: ``"parallel"``. PettingZoo's convention holds for every module: ``env()`` is an ``AECEnv`` (a parallel
@@ -29,6 +29,50 @@ MULTIAGENT_ENVS: dict[str, tuple[str, str]] = {
     "kuhn_poker_v0": ("aec", "Kuhn poker, private cards; equilibrium opponent"),
     "negotiation_v0": ("aec", "split a pool of items with private values by offers and acceptance"),
 }
+
+
+#: the games whose single-seat views ``import agentrl`` registers, and their opponents
+SEAT_GAMES = ("tictactoe_v0", "connect_four_v0", "nim_v0", "kuhn_poker_v0", "negotiation_v0")
+SEAT_OPPONENTS = ("random", "scripted", "best")
+_SEAT_V0 = "v0 reports the game's move count as info['turn'] (read info['game_turn']); use -v1"
+
+
+def register_seat_id(name: str, opponent: str, version: int, **kwargs: object) -> str:
+    """Register ``AgentRL-MA/<game>-vs-<opponent>-v<version>``, one learner seat of game ``name``; returns the id.
+
+    ``kwargs`` go to :func:`~agentrl.envs.multiagent.single_agent.make_single_agent` (``learner_seat``...).
+    v0 keeps the game's move count in ``info["turn"]`` (deprecated, one release); v1 has the contract's.
+    Registering again is harmless.
+    """
+    from agentrl.core.registry import register_domain
+
+    if isinstance(version, bool) or version not in (0, 1):
+        raise ValueError(f"versions are 0 (legacy info['turn']) and 1, got {version!r}")
+    what = MULTIAGENT_ENVS.get(name, ("aec", name))[1].split(";")[0]
+    return register_domain(
+        name.rsplit("_v", 1)[0],
+        "agentrl.envs.multiagent.single_agent:make_single_agent",
+        namespace="AgentRL-MA",
+        variant=f"vs-{opponent.replace(':', '.')}",
+        version=version,
+        description=f"{what}: one learner seat against the {opponent} player; reward +1/-1/0",
+        kwargs={"name": name, "opponent": opponent, **kwargs, "legacy_turn_info": version == 0},
+        tags=("text", "multiagent"),
+        group="multiagent",
+        benchmark=False,
+        deprecated=_SEAT_V0 if version == 0 else None,
+        disable_env_checker=True,
+    )
+
+
+def register_seat_envs() -> list[str]:
+    """Register the single-seat views ``import agentrl`` provides (seat alternating; v0 and v1); returns the ids."""
+    return [
+        register_seat_id(game, opponent, version, learner_seat="alternate")
+        for game in SEAT_GAMES
+        for opponent in SEAT_OPPONENTS
+        for version in (0, 1)
+    ]
 
 
 def load(name: str) -> ModuleType:

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 from pettingzoo import AECEnv
 
+from agentrl.core.errors import AgentRLError
 from agentrl.core.spaces import TextObservation, UnicodeText
 
 __all__ = ["GameRules", "IllegalMove", "TextGameEnv", "parse_bracketed"]
@@ -34,7 +35,7 @@ __all__ = ["GameRules", "IllegalMove", "TextGameEnv", "parse_bracketed"]
 _BRACKETED = re.compile(r"\[([^\[\]]{1,64})\]")
 
 
-class IllegalMove(ValueError):
+class IllegalMove(AgentRLError, ValueError):
     """A move the rules refuse; the message tells the player what is allowed."""
 
 

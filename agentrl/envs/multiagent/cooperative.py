@@ -53,7 +53,7 @@ class Move:
 def oracle_proposal(task: Task, *, with_code: bool = False) -> str:
     r"""A correct proposal for ``task`` from its privileged oracle (optionally with the oracle's Python).
 
-    >>> from agentrl.envs.tirmath.problems import generate_problem
+    >>> from agentrl.envs.tirmath.tasks import generate_problem
     >>> oracle_proposal(generate_problem("modular", 1, 0)).startswith("The answer is \\boxed{")
     True
     """

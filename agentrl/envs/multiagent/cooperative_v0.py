@@ -117,7 +117,7 @@ def raw_env(
         render_mode: ``"ansi"`` or ``"human"``.
     """
     from agentrl.envs.tirmath.env import render_tool_output
-    from agentrl.envs.tirmath.problems import ProceduralMathSource
+    from agentrl.envs.tirmath.tasks import ProceduralMathSource
     from agentrl.envs.tirmath.verify import MathVerifier
 
     def sandbox_factory() -> Any:

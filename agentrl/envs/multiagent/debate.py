@@ -12,7 +12,7 @@ verifier scores a plain final answer, so debate needs no sandbox session:
   by math-verify equivalence (:class:`~agentrl.envs.tirmath.verify.MathVerifier`).
 * ``"sql"``: text-to-SQL on generated SQLite databases; the schema is in the prompt; answer as
   ``<solution>SELECT ...</solution>``, scored by execution accuracy
-  (:class:`~agentrl.envs.sql.env.SQLVerifier` runs both queries on a private read-only copy).
+  (:class:`~agentrl.envs.sql.verify.SQLVerifier` runs both queries on a private read-only copy).
 * ``"search"``: multi-hop questions over the generated encyclopedia, *open book*: the supporting
   passages are in the prompt (debating agents have no search tool); answer as
   ``<answer>...</answer>``, scored by exact match (:class:`~agentrl.envs.search.verify.QAVerifier`).
@@ -128,7 +128,7 @@ def _math_domain(options: dict[str, Any]) -> DebateDomain:
 
         source: Any = JsonlMathSource(options.pop("dataset"), format=options.pop("dataset_format", "auto"))
     else:
-        from agentrl.envs.tirmath.problems import ProceduralMathSource
+        from agentrl.envs.tirmath.tasks import ProceduralMathSource
 
         source = ProceduralMathSource(**options)
     return DebateDomain(
@@ -147,8 +147,8 @@ def _math_domain(options: dict[str, Any]) -> DebateDomain:
 
 def _sql_domain(options: dict[str, Any]) -> DebateDomain:
     from agentrl.envs.sql.databases import schema_text
-    from agentrl.envs.sql.env import SQLVerifier
-    from agentrl.envs.sql.questions import ProceduralSQLSource
+    from agentrl.envs.sql.tasks import ProceduralSQLSource
+    from agentrl.envs.sql.verify import SQLVerifier
 
     budget = int(options.pop("schema_budget_chars", 6000))
     verifier = SQLVerifier(timeout_s=float(options.pop("score_timeout_s", 30.0)))

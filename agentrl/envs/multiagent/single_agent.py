@@ -45,8 +45,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import gymnasium as gym
-
 from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.spaces import UnicodeText
 from agentrl.envs.multiagent.opponents import PlayerView, game_rules_text, make_player, seed_player
@@ -346,27 +344,10 @@ def register_single_agent_ids(
     move count in ``info["turn"]`` (deprecated); v1 has the contract's ``turn``. Registering again
     is harmless. Nothing is registered on import.
     """
-    from agentrl.envs.multiagent import MULTIAGENT_ENVS
+    from agentrl.envs.multiagent import MULTIAGENT_ENVS, register_seat_id
 
     chosen = list(names) if names is not None else [n for n, (kind, _) in MULTIAGENT_ENVS.items() if kind == "aec"]
-    ids = []
-    for name in chosen:
-        base = name.rsplit("_v", 1)[0]
-        for opponent in opponents:
-            for version in versions:
-                if version not in (0, 1):
-                    raise ValueError(f"versions are 0 (legacy info['turn']) and 1, got {version!r}")
-                legacy = version == 0
-                env_id = f"AgentRL-MA/{base}-vs-{opponent.replace(':', '.')}-v{version}"
-                if env_id not in gym.registry:
-                    gym.register(
-                        id=env_id,
-                        entry_point=_ENTRY_POINT,
-                        kwargs={"name": name, "opponent": opponent, "legacy_turn_info": legacy},
-                        disable_env_checker=True,
-                    )
-                ids.append(env_id)
-    return ids
+    return [
+        register_seat_id(name, opponent, version) for name in chosen for opponent in opponents for version in versions
+    ]
 
-
-_ENTRY_POINT = "agentrl.envs.multiagent.single_agent:make_single_agent"

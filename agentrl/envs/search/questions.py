@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agentrl.core.choices import check_choice
-from agentrl.core.errors import UnknownTask
+from agentrl.core.errors import AgentRLError, UnknownTask
 from agentrl.core.task import Task
 from agentrl.envs.search.corpus import Corpus, Entity, build_corpus, display_name
 
@@ -71,7 +71,7 @@ _COMPARE = {"person": ("born", "Who was born earlier, {} or {}?"),
             "event": ("year", "Which took place earlier, {} or {}?")}  # fmt: skip
 
 
-class _Reject(Exception):
+class _Reject(AgentRLError):
     """The draw does not make a good question; draw again."""
 
 

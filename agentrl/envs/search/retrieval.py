@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from agentrl.core.errors import AgentRLError
 from agentrl.envs.search import searchr1
 from agentrl.envs.search.hit import Hit
 
@@ -59,7 +60,7 @@ MAX_QUERY_CHARS = 1000
 RetrieverKind = Literal["bm25", "dense", "hybrid"]
 
 
-class RetrievalError(RuntimeError):
+class RetrievalError(AgentRLError, RuntimeError):
     """A retrieval backend failed (server error, timeout, refused connection)."""
 
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from agentrl.core.actions import Action
@@ -14,12 +11,12 @@ from agentrl.core.choices import level_range
 from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import Task
-from agentrl.core.verify import Score
 from agentrl.envs.sql.actions import SQLActionSet
-from agentrl.envs.sql.questions import DIFFICULTIES, EASY
+from agentrl.envs.sql.tasks import DIFFICULTIES, EASY
+from agentrl.envs.sql.verify import SQLVerifier
 from agentrl.sandboxes.base import ExecutionResult
 
-__all__ = ["EASY_INSTRUCTIONS", "SYSTEM_PROMPT", "SQLEnv", "SQLVerifier"]
+__all__ = ["EASY_INSTRUCTIONS", "SYSTEM_PROMPT", "SQLEnv"]
 
 SYSTEM_PROMPT = (
     "You are an expert data analyst who answers questions by writing SQLite queries. Look at the schema, "
@@ -34,74 +31,6 @@ EASY_INSTRUCTIONS = (
     "Answer with one SQLite query in <solution>...</solution>, for example "
     "<solution>SELECT name FROM cities</solution> for the names in a table cities."
 )
-
-
-class SQLVerifier:
-    """Execution accuracy: the official Spider or BIRD rules for those datasets, ours for generated ones.
-
-    The task's ``metadata["mode"]`` picks the rules (see :mod:`agentrl.envs.sql.scoring`):
-
-    * ``"spider"``: the official test-suite evaluator's defaults; both queries run on every ``.sqlite``
-      file in the gold database's folder (``database/<db_id>/``: the distilled test suite);
-    * ``"bird"``: BIRD's ``set(pred) == set(gold)`` on ``<db_id>.sqlite``;
-    * ``"generated"`` (tasks without a mode): Spider's comparison with floats rounded, the task's order flag.
-
-    With ``test_suite=n`` the queries also run on ``n`` perturbed copies of the database (our test
-    suite, meant for generated databases): a query that is right on the original by accident scores 0.
-
-    Args:
-        test_suite: how many perturbed copies to also compare on (0: none).
-        timeout_s: deadline per query while scoring.
-        cache_dir: where perturbed copies are kept (they are reused across episodes).
-        keep_distinct: Spider's ``keep_distinct`` option (default False: ``DISTINCT`` is removed).
-        plug_value: Spider's ``plug_value`` option (default False).
-        folder_suite: Spider: run on every ``.sqlite`` in the database's folder (default True, as the
-            official evaluator does); False: the task's database only.
-    """
-
-    def __init__(self, test_suite: int = 0, timeout_s: float = 30.0, cache_dir: str | None = None, *,
-                 keep_distinct: bool = False, plug_value: bool = False, folder_suite: bool = True) -> None:
-        self.test_suite = test_suite
-        self.timeout_s = timeout_s
-        self.keep_distinct = keep_distinct
-        self.plug_value = plug_value
-        self.folder_suite = folder_suite
-        self.cache_dir = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / f"agentrl-sql-{os.getuid()}"
-        self._copies: dict[str, list[Path]] = {}
-
-    def database_paths(self, task: Task) -> list[Path]:
-        """The databases ``task``'s queries are compared on: its test suite, then any perturbed copies."""
-        from agentrl.envs.sql.scoring import perturbed_copies, spider_test_suite
-
-        source = Path(task.metadata["db_path"])
-        paths = [source]
-        if task.metadata.get("mode") == "spider" and self.folder_suite:
-            paths = [source, *(p for p in spider_test_suite(source) if p.resolve() != source.resolve())]
-        if self.test_suite <= 0:
-            return paths
-        key = str(source)
-        if key not in self._copies:
-            digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-            out = self.cache_dir / f"{source.stem}-{digest}"
-            out.mkdir(parents=True, exist_ok=True)
-            self._copies[key] = list(perturbed_copies(source, self.test_suite, seed=0, out_dir=out))
-        return [*paths, *self._copies[key]]
-
-    def __call__(self, task: Task, answer: str, state: Mapping[str, Any]) -> Score:
-        """Score a submitted query; never raises on the query's content."""
-        from agentrl.envs.sql.scoring import score_sql
-
-        mode = str(task.metadata.get("mode", "generated"))
-        return score_sql(
-            answer,
-            str(task.metadata["gold_sql"]),
-            self.database_paths(task),
-            order_matters=bool(task.metadata.get("order_matters", False)) if mode == "generated" else None,
-            mode=mode,  # type: ignore[arg-type]
-            keep_distinct=self.keep_distinct,
-            plug_value=self.plug_value,
-            timeout_s=self.timeout_s,
-        )
 
 
 class SQLEnv(AgentEnv):
@@ -203,11 +132,11 @@ class SQLEnv(AgentEnv):
         # Only an env of easy questions alone reads fenced replies: a mixed range keeps one strict format.
         easy_only = dataset is None and level_range(difficulty, DIFFICULTIES) == (EASY, EASY)
         if dataset is not None:
-            from agentrl.envs.sql.spider import SpiderSource
+            from agentrl.envs.sql.datasets import SpiderSource
 
             task_source: Any = SpiderSource(dataset, split=split, format=dataset_format)
         else:
-            from agentrl.envs.sql.questions import ProceduralSQLSource
+            from agentrl.envs.sql.tasks import ProceduralSQLSource
 
             task_source = ProceduralSQLSource(schemas=schemas, difficulty=difficulty, db_seeds=db_seeds)
         self.schema_budget_chars = schema_budget_chars
@@ -237,7 +166,7 @@ class SQLEnv(AgentEnv):
         Raises:
             NoTaskDataset: the env generates its questions (no ``dataset=``).
         """
-        from agentrl.envs.sql.spider import SpiderSource
+        from agentrl.envs.sql.datasets import SpiderSource
 
         source = self.task_source
         if not isinstance(source, SpiderSource):

@@ -12,7 +12,7 @@ from agentrl.core.dataset import DatasetCard, NoTaskDataset
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import Task
 from agentrl.envs.tirmath.actions import TIRActionSet
-from agentrl.envs.tirmath.problems import DIFFICULTIES, EASY, ID_PREFIX
+from agentrl.envs.tirmath.tasks import DIFFICULTIES, EASY, ID_PREFIX
 from agentrl.envs.tirmath.verify import MathVerifier
 from agentrl.sandboxes.base import ExecutionResult, Sandbox
 
@@ -89,7 +89,7 @@ class TIRMathEnv(AgentEnv):
              isolation="auto", sandbox="process", sandbox_options=None, render_mode=None)
     ```
 
-    * ``families``: procedural families to draw from (default: all); see ``problems.FAMILIES``.
+    * ``families``: procedural families to draw from (default: all); see ``tasks.FAMILIES``.
     * ``difficulty``: an int 0-5 or an inclusive ``(low, high)`` range. ``0`` is the easy tier: one-step
       problems on single-digit numbers (``What is $5 \\times 3$?``, ``If $x + 3 = 8$, what is $x$?``,
       ``What is $1 + 2 + 3$?``) answered directly in ``\\boxed{}``, so that a small model such as the
@@ -100,7 +100,7 @@ class TIRMathEnv(AgentEnv):
       writes "The answer is 7."; the verifier is unchanged. ``1``-``5`` need code.
     * ``dataset``: path of a GSM8K/MATH/simple JSONL file; replaces the generator.
     * ``procedural_split``: ``"train"`` or ``"test"`` draws only that split of the procedural problems (a fixed 70/30
-      partition by problem text, ``problems.problem_split``), so a policy trained on ``"train"`` is
+      partition by problem text, ``tasks.problem_split``), so a policy trained on ``"train"`` is
       evaluated on problems it never saw (``python benchmarks/learn_smollm2.py``); None draws all.
     * ``dataset_format``: ``"auto"``, ``"gsm8k"``, ``"math"`` or ``"simple"``. With a dataset the env is a
       :class:`~agentrl.core.dataset.TaskDataset`: ``task_ids()`` lists the file's tasks in order and
@@ -162,15 +162,11 @@ class TIRMathEnv(AgentEnv):
 
             task_source: Any = JsonlMathSource(dataset, format=dataset_format)
         else:
-            from agentrl.envs.tirmath.problems import ProceduralMathSource
+            from agentrl.envs.tirmath.tasks import ProceduralMathSource
 
             task_source = ProceduralMathSource(families=families, difficulty=difficulty, split=procedural_split)
-        if sandbox_factory is None and sandbox == "process" and not sandbox_options:
-            sandbox_factory = _python_sandbox_factory(
-                timeout_s=code_timeout_s, memory_mb=memory_mb, max_output_chars=max_output_chars, isolation=isolation
-            )
-        elif sandbox_factory is None:
-            sandbox_factory = _tier_sandbox_factory(
+        if sandbox_factory is None:
+            sandbox_factory = _session_sandbox_factory(
                 sandbox,
                 dict(sandbox_options or {}),
                 timeout_s=code_timeout_s,
@@ -191,7 +187,6 @@ class TIRMathEnv(AgentEnv):
             system_prompt=EASY_SYSTEM_PROMPT if easy_only else SYSTEM_PROMPT,
             render_result=render_tool_output,
         )
-
 
     def dataset_card(self) -> DatasetCard:
         """The dataset file's card (GSM8K, MATH or simple JSONL; scored by accuracy).
@@ -220,18 +215,10 @@ class TIRMathEnv(AgentEnv):
         return super().initial_observation(task)
 
 
-def _python_sandbox_factory(**options: Any) -> Callable[[], Sandbox]:
-    def build() -> Sandbox:
-        from agentrl.sandboxes.python import PythonSandbox
-
-        return PythonSandbox(mode="session", **options)
-
-    return build
-
-
-def _tier_sandbox_factory(
+def _session_sandbox_factory(
     tier: str, extra: dict[str, Any], *, timeout_s: float, memory_mb: int, max_output_chars: int, isolation: str
 ) -> Callable[[], Sandbox]:
+    """Builds the env's persistent Python session on sandbox ``tier`` (the env's limits, then ``extra``)."""
     from agentrl.core.choices import check_choice
     from agentrl.sandboxes.tiers import TIERS, make_sandbox
 

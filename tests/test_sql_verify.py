@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrl.envs.sql.scoring import bird_match, perturbed_copies, results_match, score_sql
+from agentrl.envs.sql.verify import bird_match, perturbed_copies, results_match, score_sql
 
 
 @pytest.fixture(scope="module")

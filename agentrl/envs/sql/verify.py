@@ -1,4 +1,7 @@
-"""Execution accuracy for text-to-SQL: the official Spider and BIRD rules, and test-suite accuracy.
+"""The SQL verifier: execution accuracy under the official Spider and BIRD rules, and test-suite accuracy.
+
+:class:`SQLVerifier` is the env's verifier; it picks the rules by the task's ``metadata["mode"]`` and calls
+:func:`score_sql`, the pure comparison of two queries on a list of databases.
 
 Three scoring modes (``score_sql(mode=...)``):
 
@@ -48,18 +51,21 @@ import random
 import re
 import shutil
 import sqlite3
+import tempfile
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from agentrl.core.task import Task
 from agentrl.core.verify import Score
 from agentrl.sandboxes.sqlite import SQLiteSandbox, count_statements
 
 __all__ = [
     "MAX_PERMUTATIONS",
     "MAX_PLUGGED",
+    "SQLVerifier",
     "bird_match",
     "normalize_value",
     "perturbed_copies",
@@ -562,3 +568,77 @@ def perturbed_copies(db_path: str | os.PathLike[str], n: int, seed: int,
                     os.remove(tmp)
         paths.append(target)
     return paths
+
+
+# -- the env's verifier ---------------------------------------------------------------------------------
+
+
+class SQLVerifier:
+    """Execution accuracy: the official Spider or BIRD rules for those datasets, ours for generated ones.
+
+    The task's ``metadata["mode"]`` picks the rules (see the module docstring):
+
+    * ``"spider"``: the official test-suite evaluator's defaults; both queries run on every ``.sqlite``
+      file in the gold database's folder (``database/<db_id>/``: the distilled test suite);
+    * ``"bird"``: BIRD's ``set(pred) == set(gold)`` on ``<db_id>.sqlite``;
+    * ``"generated"`` (tasks without a mode): Spider's comparison with floats rounded, the task's order flag.
+
+    With ``test_suite=n`` the queries also run on ``n`` perturbed copies of the database (our test
+    suite, meant for generated databases): a query that is right on the original by accident scores 0.
+
+    Args:
+        test_suite: how many perturbed copies to also compare on (0: none).
+        timeout_s: deadline per query while scoring.
+        cache_dir: where perturbed copies are kept (they are reused across episodes).
+        keep_distinct: Spider's ``keep_distinct`` option (default False: ``DISTINCT`` is removed).
+        plug_value: Spider's ``plug_value`` option (default False).
+        folder_suite: Spider: run on every ``.sqlite`` in the database's folder (default True, as the
+            official evaluator does); False: the task's database only.
+
+    >>> import sqlite3, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "d.sqlite")
+    >>> con = sqlite3.connect(path); _ = con.execute("CREATE TABLE t(x)"); con.commit(); con.close()
+    >>> task = Task("t", "How many rows?", "", metadata={"db_path": path, "gold_sql": "SELECT count(*) FROM t"})
+    >>> SQLVerifier()(task, "SELECT count(x) FROM t", {}).value, SQLVerifier()(task, "SELECT 7", {}).value
+    (1.0, 0.0)
+    """
+
+    def __init__(self, test_suite: int = 0, timeout_s: float = 30.0, cache_dir: str | None = None, *,
+                 keep_distinct: bool = False, plug_value: bool = False, folder_suite: bool = True) -> None:
+        self.test_suite = test_suite
+        self.timeout_s = timeout_s
+        self.keep_distinct = keep_distinct
+        self.plug_value = plug_value
+        self.folder_suite = folder_suite
+        self.cache_dir = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / f"agentrl-sql-{os.getuid()}"
+        self._copies: dict[str, list[Path]] = {}
+
+    def database_paths(self, task: Task) -> list[Path]:
+        """The databases ``task``'s queries are compared on: its test suite, then any perturbed copies."""
+        source = Path(task.metadata["db_path"])
+        paths = [source]
+        if task.metadata.get("mode") == "spider" and self.folder_suite:
+            paths = [source, *(p for p in spider_test_suite(source) if p.resolve() != source.resolve())]
+        if self.test_suite <= 0:
+            return paths
+        key = str(source)
+        if key not in self._copies:
+            digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            out = self.cache_dir / f"{source.stem}-{digest}"
+            out.mkdir(parents=True, exist_ok=True)
+            self._copies[key] = list(perturbed_copies(source, self.test_suite, seed=0, out_dir=out))
+        return [*paths, *self._copies[key]]
+
+    def __call__(self, task: Task, answer: str, state: Mapping[str, Any]) -> Score:
+        """Score a submitted query; never raises on the query's content."""
+        mode = str(task.metadata.get("mode", "generated"))
+        return score_sql(
+            answer,
+            str(task.metadata["gold_sql"]),
+            self.database_paths(task),
+            order_matters=bool(task.metadata.get("order_matters", False)) if mode == "generated" else None,
+            mode=mode,  # type: ignore[arg-type]
+            keep_distinct=self.keep_distinct,
+            plug_value=self.plug_value,
+            timeout_s=self.timeout_s,
+        )

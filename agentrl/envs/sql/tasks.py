@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from agentrl.core.choices import check_level, level_range
-from agentrl.core.errors import UnknownTask
+from agentrl.core.errors import AgentRLError, UnknownTask
 from agentrl.core.task import Task
 from agentrl.envs.sql.databases import SCHEMAS, check_schema, database_path
 
@@ -113,7 +113,7 @@ _SPECS: dict[str, _Spec] = {
 }  # fmt: skip
 
 
-class _Reject(Exception):
+class _Reject(AgentRLError):
     """Raised when a draw does not make a good question; draw again."""
 
 

@@ -18,9 +18,10 @@ import pytest
 
 from agentrl.core.errors import TaskFormatError, UnknownTask
 from agentrl.core.task import Task
-from agentrl.envs.tirmath import datasets, problems
+from agentrl.envs.tirmath import datasets
+from agentrl.envs.tirmath import tasks as math_tasks
 from agentrl.envs.tirmath.datasets import JsonlMathSource, extract_boxed, gsm8k_answer
-from agentrl.envs.tirmath.problems import FAMILIES, ProceduralMathSource, generate_problem
+from agentrl.envs.tirmath.tasks import FAMILIES, ProceduralMathSource, generate_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DIFFICULTIES = (0, 1, 2, 3, 4, 5)  # 0: the easy tier
@@ -79,7 +80,7 @@ def test_task_shape(family: str) -> None:
             if difficulty:
                 assert task.prompt.endswith("Give the final answer as \\boxed{...}.")
             else:  # the easy tier: a worked example of the format, then the question
-                assert task.prompt.startswith(problems.EASY_FORMAT + "\n\nQuestion: ")
+                assert task.prompt.startswith(math_tasks.EASY_FORMAT + "\n\nQuestion: ")
                 assert task.prompt.endswith("\nAnswer:")
             # exact: an integer or a reduced LaTeX fraction, short enough for math-verify
             assert ANSWER_RE.match(task.answer), task.answer
@@ -104,14 +105,14 @@ def test_easy_tier_is_one_small_step() -> None:
     for task in tasks:
         assert task.id.startswith(f"tirmath/{task.family}/d0/") and source.get(task.id) == task
         example, question = task.prompt.split("\n\nQuestion: ")
-        assert example == problems.EASY_FORMAT
+        assert example == math_tasks.EASY_FORMAT
         numbers = [int(n) for n in re.findall(r"\d+", question)]
         assert numbers and max(numbers) <= 18, task.prompt  # single digits (a dividend up to 18)
         assert 0 <= int(task.answer) <= 81, task.id  # never 100, the example's answer: copying it scores 0
     # the default range stays the code-needing tiers
     assert ProceduralMathSource().difficulty_range == (1, 3)
     with pytest.raises(UnknownTask, match="d<0-5>"):
-        problems.parse_task_id("tirmath/modular/d6/1")
+        math_tasks.parse_task_id("tirmath/modular/d6/1")
 
 
 def test_generation_is_deterministic_and_seeds_differ() -> None:
@@ -125,7 +126,7 @@ def test_generation_is_deterministic_and_seeds_differ() -> None:
 
 def test_generation_is_stable_across_processes() -> None:
     code = (
-        "from agentrl.envs.tirmath.problems import generate_problem as g\n"
+        "from agentrl.envs.tirmath.tasks import generate_problem as g\n"
         "print(repr([g(f, 4, 99).answer for f in ('arithmetic', 'modular', 'combinatorics', 'linear_system', "
         "'series')]))"
     )
@@ -241,7 +242,7 @@ def test_source_get_bad_ids(task_id: str, hint: str) -> None:
 
 
 def test_docstring_examples() -> None:
-    for module in (problems, datasets):
+    for module in (math_tasks, datasets):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0, module.__name__
 
