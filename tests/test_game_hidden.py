@@ -1,27 +1,19 @@
-"""The hidden-object browser game: the oracle finds everything by moves and by mouse, errors, determinism."""
+"""The hidden-object browser game: the scene, clues, wrong clicks, the click limit (all games: test_games.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import gymnasium as gym
 import pytest
 
-pytest.importorskip("playwright")
-
-from agentrl.envs.games.harness import GameHarness, no_error
+from agentrl.envs.games.harness import GameHarness
 from agentrl.envs.games.oracles.hidden import SPEC
+from tests.game_fixtures import harness
 
 pytestmark = pytest.mark.browser
 
 NAME = "hidden"
-
-
-@pytest.fixture(scope="module")
-def game() -> Iterator[GameHarness]:
-    with GameHarness.for_tests(NAME) as harness:
-        yield harness
+game = harness(NAME)
 
 
 def objects(out: dict[str, Any]) -> dict[int, dict[str, Any]]:
@@ -47,14 +39,6 @@ def test_spec_and_scene(game: GameHarness) -> None:
             assert f"{t}: {objs[t]['name']}," not in out["text"]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_oracle_wins_by_moves(game: GameHarness, seed: int) -> None:
-    out, steps = game.play(seed, on_step=no_error)
-    assert out["won"] and out["done"], (seed, out["score"])
-    assert sorted(out["reached"]) == sorted(out["milestones"]) and out["score"] == 6
-    assert steps == 8 and out["state"]["clicks"] == 8
-
-
 def test_clue_is_shown_once(game: GameHarness) -> None:
     game.start(4)
     out = game.step(text=True)
@@ -67,16 +51,6 @@ def test_clue_is_shown_once(game: GameHarness) -> None:
     assert note not in out["text"] and objects(out)[hidden]["visible"]
     out = game.step(f"click {hidden}", text=True)
     assert out["score"] == 2 and out["reached"][-1] == f"found {objs[hidden]['name']}"
-
-
-def test_oracle_wins_by_mouse(game: GameHarness) -> None:
-    def check(move: str, inp: dict[str, Any] | None, before: dict[str, Any], after: dict[str, Any]) -> None:
-        assert inp is not None and inp["type"] == "click", move
-        assert after["state"]["clicks"] == before["state"]["clicks"] + 1
-
-    out, steps = game.play(1, via="input", on_step=check)
-    assert out["state"]["clicks"] == steps
-    assert out["won"] and sorted(out["reached"]) == sorted(out["milestones"]) and steps == 8
 
 
 def test_illegal_and_wrong_clicks(game: GameHarness) -> None:
@@ -116,26 +90,3 @@ def test_click_limit_ends_the_game(game: GameHarness) -> None:
     assert out["done"] and not out["won"]
     assert game.step(f"click {wrong}", text=True)["error"] == "the game is over"
 
-
-def test_determinism(game: GameHarness) -> None:
-    assert game.oracle_frames(7, 5) == game.oracle_frames(7, 5)
-    assert game.oracle_frames(7, 5)[0] != game.oracle_frames(8, 5)[0]
-
-
-def make_env(**kwargs: Any) -> Any:
-    return gym.make(f"AgentRL/FlashGame-{SPEC['env_name']}-v0", **kwargs).unwrapped
-
-
-@pytest.mark.parametrize(("action_mode", "seed"), [("text", 0), ("mouse_keyboard", 1)])
-def test_env_oracle_wins(action_mode: str, seed: int) -> None:
-    env = make_env(action_mode=action_mode, obs_type="pixels_text")
-    try:
-        obs, info = env.reset(seed=seed)
-        assert obs["pixels"].shape == (84, 84, 3) and "Find:" in obs["text"]
-        terminated = truncated = False
-        while not (terminated or truncated):
-            obs, _, terminated, truncated, info = env.step(env.oracle_action())
-            assert info["action_error"] is None
-        assert info["won"] and info["done_reason"] == "won" and info["milestones_done"] == 6
-    finally:
-        env.close()

@@ -1,29 +1,19 @@
-"""The Match-3 browser game: the greedy oracle wins by moves and by mouse, errors, determinism."""
+"""The Match-3 browser game: swaps, two-cell clicks, errors, out of moves, random play (all games: test_games.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import random
-from collections.abc import Iterator
-from typing import Any
 
-import gymnasium as gym
 import pytest
 
-pytest.importorskip("playwright")
-
-from agentrl.envs.games.harness import GameHarness, no_error
+from agentrl.envs.games.harness import GameHarness
 from agentrl.envs.games.oracles.match3 import SPEC, simulate
+from tests.game_fixtures import harness
 
 pytestmark = pytest.mark.browser
 
 NAME = "match3"
-
-
-@pytest.fixture(scope="module")
-def game() -> Iterator[GameHarness]:
-    with GameHarness.for_tests(NAME) as harness:
-        yield harness
+game = harness(NAME)
 
 
 def test_spec_and_moves(game: GameHarness) -> None:
@@ -39,23 +29,6 @@ def test_spec_and_moves(game: GameHarness) -> None:
     assert all(simulate(board, m) == 0 for m in game.moves if m not in out["state"]["legal"])
     text = game.step(frames=0, state=False, text=True)["text"]
     assert "Score 0" in text and "moves left 30" in text
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_oracle_wins_by_moves(game: GameHarness, seed: int) -> None:
-    out, steps = game.play(seed, on_step=no_error)
-    assert out["won"] and out["done"], (seed, out["score"])
-    assert out["reached"] == out["milestones"]
-    assert steps <= 30
-
-
-def test_oracle_wins_by_mouse(game: GameHarness) -> None:
-    def check(move: str, inp: dict[str, Any] | None, before: dict[str, Any], after: dict[str, Any]) -> None:
-        assert inp is not None and inp["type"] == "drag"
-        assert after["state"]["movesLeft"] == before["state"]["movesLeft"] - 1, move
-
-    out, _ = game.play(3, via="input", on_step=check)
-    assert out["won"] and out["reached"] == out["milestones"]
 
 
 def test_click_two_cells(game: GameHarness) -> None:
@@ -92,22 +65,6 @@ def test_out_of_moves_ends_the_game(game: GameHarness) -> None:
     assert game.step(out["state"]["legal"][0])["error"] == "the game is over"
 
 
-def frames(game: GameHarness, seed: int, n: int = 5) -> list[str]:
-    game.start(seed)
-    out = game.step()
-    rng = random.Random(0)
-    hashes = [hashlib.sha256(game.step(capture=(84, 84))["frame"].encode()).hexdigest()]
-    for _ in range(n):
-        out = game.step(rng.choice(out["state"]["legal"]), capture=(84, 84))
-        hashes.append(hashlib.sha256(out["frame"].encode()).hexdigest())
-    return hashes
-
-
-def test_determinism(game: GameHarness) -> None:
-    assert frames(game, 7) == frames(game, 7)
-    assert frames(game, 7)[0] != frames(game, 8)[0]
-
-
 def test_random_player_usually_loses(game: GameHarness) -> None:
     wins = 0
     for seed in range(10):
@@ -119,21 +76,3 @@ def test_random_player_usually_loses(game: GameHarness) -> None:
         wins += out["won"]
     assert wins < 5  # (4 of 10 with these seeds; the greedy oracle wins all 50 of 0..49)
 
-
-def make_env(**kwargs: Any) -> Any:
-    return gym.make(f"AgentRL/FlashGame-{SPEC['env_name']}-v0", **kwargs).unwrapped
-
-
-@pytest.mark.parametrize(("action_mode", "seed"), [("text", 0), ("mouse_keyboard", 1)])
-def test_env_oracle_wins(action_mode: str, seed: int) -> None:
-    env = make_env(action_mode=action_mode, obs_type="pixels_text")
-    try:
-        obs, info = env.reset(seed=seed)
-        assert obs["pixels"].shape == (84, 84, 3) and "Match-3" in obs["text"]
-        terminated = truncated = False
-        while not (terminated or truncated):
-            obs, _, terminated, truncated, info = env.step(env.oracle_action())
-            assert info["action_error"] is None
-        assert info["won"] and info["done_reason"] == "won" and info["milestones_done"] == 4
-    finally:
-        env.close()

@@ -1,29 +1,20 @@
-"""The Minesweeper browser game: the oracle wins by moves and by mouse, flags, mines, determinism."""
+"""The Minesweeper browser game: double-click flags, a safe first reveal, mines, errors (all games: test_games.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from agentrl.envs.games.harness import GameHarness, no_error
 from agentrl.envs.games.oracles import minesweeper
+from tests.game_fixtures import harness
 
 pytestmark = pytest.mark.browser
 
 NAME = "minesweeper"
 MILESTONES = ["first reveal", "25% cleared", "50% cleared", "75% cleared", "cleared"]
-
-
-@pytest.fixture(scope="module")
-def game() -> Iterator[GameHarness]:
-    with GameHarness.for_tests(NAME) as harness:
-        yield harness
-
-
-def by_pointer(move: str, event: dict[str, Any] | None, before: dict[str, Any], after: dict[str, Any]) -> None:
-    assert event is not None and event["type"] in ("click", "dblclick")
+game = harness(NAME)
 
 
 def pointer(game: GameHarness, move: str) -> dict[str, Any]:
@@ -37,20 +28,6 @@ def pointer(game: GameHarness, move: str) -> dict[str, Any]:
 def test_spec() -> None:
     assert minesweeper.SPEC["name"] == NAME
     assert minesweeper.SPEC["env_name"] == "Minesweeper"
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_oracle_wins_by_moves(game: GameHarness, seed: int) -> None:
-    out, steps = game.play(seed, on_step=no_error)
-    assert out["won"] and out["done"] and out["state"]["exploded"] is None
-    assert out["reached"] == out["milestones"] == MILESTONES
-    assert out["score"] == 71 and steps < minesweeper.SPEC["max_steps"]
-
-
-def test_oracle_wins_by_mouse(game: GameHarness) -> None:
-    out, steps = game.play(3, via="input", on_step=by_pointer)
-    assert out["won"] and out["reached"] == MILESTONES
-    assert steps < minesweeper.SPEC["max_steps"]
 
 
 def test_double_click_flags_without_revealing(game: GameHarness) -> None:
@@ -103,12 +80,8 @@ def test_a_mine_ends_the_game(game: GameHarness) -> None:
     assert after["error"] and after["state"] == out["state"]
 
 
-def test_frames_are_deterministic(game: GameHarness) -> None:
-    assert game.oracle_frames(5, 6) == game.oracle_frames(5, 6)
-    assert game.oracle_frames(5, 6) != game.oracle_frames(6, 6)
-
-
 def test_options_and_describe(game: GameHarness) -> None:
+    assert game.start(0)["milestones"] == MILESTONES
     info = game.start(0, {"rows": 16, "cols": 16, "mines": 40})
     assert len(info["moves"]) == 2 * 256 and info["milestones"] == MILESTONES
     out = game.step("reveal 8 8", text=True)
@@ -117,23 +90,3 @@ def test_options_and_describe(game: GameHarness) -> None:
     out, _ = game.play(1, options={"rows": 16, "cols": 16, "mines": 40}, on_step=no_error)
     assert out["won"] and out["score"] == 216
 
-
-def test_gym_env() -> None:
-    import gymnasium as gym
-
-    import agentrl  # noqa: F401  (registers the envs)
-    env_id = f"AgentRL/FlashGame-{minesweeper.SPEC['env_name']}-v0"
-    for mode in ("discrete", "mouse_keyboard"):
-        kwargs = {"action_mode": mode}
-        env = gym.make(env_id, **kwargs)
-        try:
-            obs, _ = env.reset(seed=4)
-            assert obs.shape == (84, 84, 3)
-            for _ in range(minesweeper.SPEC["max_steps"]):
-                _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
-                if terminated or truncated:
-                    break
-            assert terminated and info["done_reason"] == "won", mode
-            assert info["milestones_done"] == info["milestones_total"] == 5
-        finally:
-            env.close()

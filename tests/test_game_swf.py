@@ -1,6 +1,9 @@
-"""The Flash path: the SWF writer, the shipped .swf games in Ruffle, the ``swf`` game's oracle.
+"""The Flash path: the SWF writer, the shipped .swf games in Ruffle, the ``swf`` game's oracle, and a real
+third-party Flash game: Evader (Maurycy Zarzycki, code MIT, graphics CC0).
 
-One page (Ruffle's wasm is compiled once per page, several seconds on a busy machine) plays every game.
+Evader is the author's own build, shipped unchanged in ``assets/games/thirdparty`` with its milestones JSON and
+licence file; the oracle plays the JSON's ``solution``. One page (Ruffle's wasm is compiled once per page,
+several seconds on a busy machine) plays every game. (Every game's checks, the env included: tests/test_games.py.)
 """
 
 from __future__ import annotations
@@ -16,8 +19,18 @@ from typing import Any
 import pytest
 
 from agentrl.envs.games.harness import GameHarness
-from agentrl.envs.games.oracles.swf import SPEC
-from agentrl.envs.games.swf.games import GAMES, build_games, game_bytes, game_options, milestones
+from agentrl.envs.games.ruffle import swf_size
+from agentrl.envs.games.swf.games import (
+    GAMES,
+    THIRDPARTY,
+    THIRDPARTY_DIR,
+    build_games,
+    game_bytes,
+    game_options,
+    milestones,
+)
+
+EVADER_SHA256 = "2a3e4a0ac10d59174d06906c33ae9d7e8e723d43d64911fc3de1d4948ffc50bc"
 
 
 @pytest.mark.browser
@@ -38,6 +51,30 @@ def test_writer_is_deterministic(tmp_path: Path) -> None:
     assert json.loads(first["keydoor"][1].read_text()) == milestones("keydoor")
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("name", THIRDPARTY)
+def test_shipped_files_and_licence(name: str, tmp_path: Path) -> None:
+    data = game_bytes(name)
+    assert data[:3] in (b"FWS", b"CWS")
+    spec = milestones(name)
+    assert list(swf_size(data)) == spec["size"]
+    assert spec["win"] in [m["name"] for m in spec["milestones"]]
+    assert spec["solution"] and set(spec["solution"]) <= set(spec["actions"])
+    licence = (THIRDPARTY_DIR / f"{name}.LICENSE").read_text()
+    assert "MIT License" in licence and "github.com/" in licence
+    assert game_options(name)["swf_url"] == f"/swf/{name}.swf"
+    swf, meta = build_games(tmp_path)[name]
+    assert swf.read_bytes() == data and meta.is_file()
+
+
+@pytest.mark.browser
+def test_evader_is_the_authors_build() -> None:
+    assert hashlib.sha256(game_bytes("evader")).hexdigest() == EVADER_SHA256
+    licence = (THIRDPARTY_DIR / "evader.LICENSE").read_text()
+    assert "Maurycy Zarzycki" in licence and "Creative Commons 0" in licence
+    assert "EvidentlyCube/LegacyGames" in licence
+
+
 @pytest.fixture(scope="module")
 def game(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GameHarness]:
     folder = tmp_path_factory.mktemp("swf")
@@ -47,16 +84,18 @@ def game(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GameHarness]:
 
 
 def start(game: GameHarness, name: str) -> dict[str, Any]:
-    """Start a shipped game (the harness steps single frames until Ruffle has loaded the movie)."""
+    """Start a shipped game (the harness steps single frames until Ruffle has loaded the movie): the writer's
+    games are 240 x 180, a third-party one has its own size in its milestones JSON."""
     info = game.start(0, game_options(name))
-    assert info["moves"] == list(milestones(name)["actions"]) and (info["width"], info["height"]) == (240, 180)
+    assert info["moves"] == list(milestones(name)["actions"])
+    assert [info["width"], info["height"]] == milestones(name)["size"]
     out = game.step(frames=0)
     assert out["ready"] and out["reached"] == [] and not out["won"] and out["state"]["error"] is None
     return out
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("name", [*sorted(GAMES), *THIRDPARTY])
 @pytest.mark.parametrize("mouse", [False, True], ids=["moves", "mouse"])
 def test_oracle_wins(game: GameHarness, name: str, mouse: bool) -> None:
     def check(move: str, target: dict[str, Any] | None, before: dict[str, Any], after: dict[str, Any]) -> None:
@@ -101,22 +140,11 @@ def test_frames_are_deterministic(game: GameHarness) -> None:
 
 
 @pytest.mark.browser
-def test_gym_env_plays_clicker() -> None:
-    pytest.importorskip("playwright")
-    env_module = pytest.importorskip("agentrl.envs.games.env")
-    import gymnasium as gym
-
-    assert "AgentRL/FlashGame-SWF-v0" in gym.registry
-    del env_module
-    env = gym.make("AgentRL/FlashGame-SWF-v0", timeout_s=45)
-    try:
-        env.reset(seed=0)
-        total, terminated = 0.0, False
-        for _ in range(SPEC["max_steps"]):
-            _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
-            total += float(reward)
-            if terminated or truncated:
-                break
-        assert terminated and info["won"] and total == 4.0
-    finally:
-        env.close()
+def test_evader_idle_and_stray_clicks_do_not_win(game: GameHarness) -> None:
+    start(game, "evader")
+    out = game.step(frames=120)  # the title screen waits for its button
+    assert out["error"] is None and out["reached"] == [] and not out["won"]
+    for _ in range(3):
+        out = game.step("read the controls")  # a click on the text, not on the button
+        assert out["error"] is None and out["reached"] == [] and not out["won"]
+    assert out["state"]["solution_index"] == 0

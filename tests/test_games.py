@@ -1,40 +1,155 @@
-"""The game envs (AgentRL/FlashGame-*-v0): domain checks, action modes, bad input, faults, video."""
+"""The game envs (AgentRL/FlashGame-*-v0): every id's oracle wins (by moves, by input, through gym.make in each
+action mode) and replays, bad input, faults, video.
+
+The per-id tests take the ids from Gymnasium's registry; what one game's win shows beyond that is in ``WON``,
+and each game's own checks are in tests/test_game_<name>.py.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
-import agentrl  # noqa: F401  (registers the env ids)
 from agentrl.envs.games.env import GAMES, BrowserGameEnv, parse_pointer_action, registered_game_ids
+from agentrl.envs.games.harness import GameHarness, no_error
+from tests.game_fixtures import FLASHGAME_IDS, game_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 GAME_IDS = registered_game_ids()
 
 
-def test_every_game_is_registered() -> None:
-    """Every game with an oracle module has an id, and there are at least six canvas games and the SWF one."""
-    assert len(GAME_IDS) >= 7
-    for env_id in GAME_IDS:
-        assert env_id in gym.registry
+@dataclass(frozen=True)
+class Won:
+    """What a won oracle episode of one game shows beyond what every game's does (None: not checked)."""
+
+    steps: int | None = None  # the exact number of moves
+    most_steps: int | None = None  # at most this many moves (else: fewer than the game's max_steps)
+    score: int | None = None  # the final score
+    in_order: bool = True  # the milestones are reached in their listed order
+    state: Callable[[dict[str, Any]], bool] = lambda state: True  # on the final privileged state
+    inputs: tuple[str, ...] = ("click",)  # the mouse/keyboard events that play its moves
+    counter: tuple[str, int] | None = None  # a state field every move changes by this much
+    text: str = ""  # in the first text observation
+    seeded: str = "frames"  # what another seed changes: "first frame", "frames" or "" (nothing)
 
 
-@pytest.mark.parametrize("name", sorted(GAMES))
-def test_oracle_through_text_and_mouse(name: str) -> None:
-    """The oracle wins through named moves and through real mouse/keyboard input."""
-    for mode in ("text", "mouse_keyboard"):
-        env = BrowserGameEnv(name, action_mode=mode, obs_size=(256, 256))
-        env.reset(seed=1)
+WON: dict[str, Won] = {
+    "catch": Won(inputs=("key",)),
+    "escape": Won(steps=28, score=10, counter=("turns", 1), text="Room 1 of 2", seeded="first frame"),
+    "g2048": Won(inputs=("key",), state=lambda state: state["max_tile"] == 256),
+    "hidden": Won(
+        steps=8,
+        score=6,
+        in_order=False,
+        state=lambda state: state["clicks"] == 8,
+        counter=("clicks", 1),
+        text="Find:",
+        seeded="first frame",
+    ),
+    "match3": Won(most_steps=30, inputs=("drag",), counter=("movesLeft", -1), text="Match-3", seeded="first frame"),
+    "memory": Won(steps=16, score=8, text="Memory"),
+    "minesweeper": Won(score=71, inputs=("click", "dblclick"), state=lambda state: state["exploded"] is None),
+    "sokoban": Won(
+        score=2,
+        inputs=("key",),
+        state=lambda state: not state["deadlock"] and sorted(state["boxes"]) == sorted(state["goals"]),
+    ),
+    "swf": Won(seeded=""),  # the clicker movie (its options): no randomness; tests/test_game_swf.py plays all
+    "tetris": Won(inputs=("key",), state=lambda state: state["lines"] >= 20),
+}
+
+
+def test_every_game_id_is_found() -> None:
+    """The ids come from Gymnasium's registry: every game with an oracle module, six canvas games and the SWF one."""
+    assert len(FLASHGAME_IDS) >= 7, f"found {FLASHGAME_IDS} in gym.registry"
+    assert FLASHGAME_IDS == sorted(GAME_IDS)
+    assert sorted(game_of(env_id) for env_id in FLASHGAME_IDS) == sorted(GAMES)
+
+
+@pytest.fixture(scope="module", params=FLASHGAME_IDS)
+def game(request: pytest.FixtureRequest) -> Iterator[GameHarness]:
+    """One page of the id's game, for all its tests here."""
+    with GameHarness.for_tests(game_of(request.param)) as harness:
+        yield harness
+
+
+def check_won(game: GameHarness, out: dict[str, Any], steps: int) -> None:
+    won = WON.get(game.name, Won())
+    assert out["won"] and out["done"], (game.name, out["score"], steps)
+    if won.in_order:
+        assert out["reached"] == out["milestones"]
+    else:
+        assert sorted(out["reached"]) == sorted(out["milestones"])
+    if won.steps is not None:
+        assert steps == won.steps
+    else:  # won before the game's step limit
+        assert steps <= (won.most_steps or game.spec.max_steps - 1)
+    assert won.score is None or out["score"] == won.score
+    assert won.state(out["state"]), out["state"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_oracle_wins_by_moves(game: GameHarness, seed: int) -> None:
+    """The game's oracle wins with its named moves, none of them refused."""
+    out, steps = game.play(seed, options=game.spec.options, on_step=no_error)
+    check_won(game, out, steps)
+
+
+def test_oracle_wins_by_input(game: GameHarness) -> None:
+    """... and with each move as its real mouse or keyboard event."""
+    won = WON.get(game.name, Won())
+
+    def check(move: str, event: dict[str, Any] | None, before: dict[str, Any], after: dict[str, Any]) -> None:
+        assert event is not None and event["type"] in won.inputs, (move, event)
+        assert after["error"] is None, (move, after["error"])
+        if won.counter:
+            field, change = won.counter
+            assert after["state"][field] == before["state"][field] + change, move
+
+    out, steps = game.play(3, options=game.spec.options, via="input", on_step=check)
+    check_won(game, out, steps)
+
+
+def test_frames_are_deterministic(game: GameHarness) -> None:
+    """The same seed and moves give the same frames; another seed another game."""
+    frames = game.oracle_frames(7, 6)
+    assert game.oracle_frames(7, 6) == frames
+    other = game.oracle_frames(8, 6)
+    seeded = WON.get(game.name, Won()).seeded
+    if seeded == "first frame":
+        assert other[0] != frames[0]
+    elif seeded:
+        assert other != frames
+
+
+@pytest.mark.parametrize(("action_mode", "seed"), [("discrete", 4), ("text", 0), ("mouse_keyboard", 1)])
+@pytest.mark.parametrize("env_id", FLASHGAME_IDS)
+def test_env_oracle_wins(env_id: str, action_mode: str, seed: int) -> None:
+    """Through ``gym.make``: the oracle's actions win in every action mode; the rewards add up to the score."""
+    won = WON.get(game_of(env_id), Won())
+    env = gym.make(env_id, action_mode=action_mode, obs_type="pixels_text")
+    try:
+        obs, info = env.reset(seed=seed)
+        assert obs["pixels"].shape == (84, 84, 3) and won.text in obs["text"]
+        assert env.observation_space.contains(obs)
         terminated = truncated = False
-        info: dict = {}
+        steps, total = 0, 0.0
         while not (terminated or truncated):
-            _, _, terminated, truncated, info = env.step(env.oracle_action())
+            obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
             assert info["action_error"] is None, info
-        assert info["won"] and info["done_reason"] == "won", (name, mode, info)
+            steps, total = steps + 1, total + float(reward)
+        assert info["won"] and info["done_reason"] == "won", (env_id, action_mode, info)
+        assert info["milestones_done"] == info["milestones_total"]
+        assert won.steps is None or steps == won.steps
+        assert total == (info["score"] if env.unwrapped.reward_mode == "score" else info["milestones_done"])
+    finally:
         env.close()
 
 
