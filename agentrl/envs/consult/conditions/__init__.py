@@ -1,36 +1,26 @@
 """The condition templates the case bank is generated from, by key.
 
+The templates are data: ``data/core.json``, ``data/medicine.json`` and ``data/surgery_neuro.json``
+(:data:`~agentrl.envs.consult.conditions.loader.DATA_FILES`), read at import by
+:mod:`~agentrl.envs.consult.conditions.loader`, which checks every field against
+:class:`~agentrl.envs.consult.conditions.schema.Condition` and every template against
+:func:`~agentrl.envs.consult.conditions.schema.validate_condition`. A missing or malformed file raises
+:class:`~agentrl.envs.consult.conditions.loader.ConditionDataError` here, naming the file, the
+condition and the field: the bank is never silently smaller.
+
 >>> from agentrl.envs.consult.conditions import CONDITIONS
 >>> CONDITIONS["acute_appendicitis"].specialty
 'general surgery'
+>>> len(CONDITIONS)
+42
 """
 
 from __future__ import annotations
 
-from agentrl.envs.consult.conditions import core
+from agentrl.envs.consult.conditions.loader import ConditionDataError, load_conditions
 from agentrl.envs.consult.conditions.schema import Condition, ConditionError, validate_condition
 
-__all__ = ["CONDITIONS", "Condition", "ConditionError", "validate_condition"]
+__all__ = ["CONDITIONS", "Condition", "ConditionDataError", "ConditionError", "validate_condition"]
 
-
-def _collect() -> dict[str, Condition]:
-    import importlib
-
-    modules = [core]
-    for name in ("medicine", "surgery_neuro"):
-        try:
-            modules.append(importlib.import_module(f"agentrl.envs.consult.conditions.{name}"))
-        except ModuleNotFoundError as exc:
-            if exc.name != f"agentrl.envs.consult.conditions.{name}":
-                raise
-    found: dict[str, Condition] = {}
-    for module in modules:
-        for condition in module.CONDITIONS:
-            if condition.key in found:
-                raise ConditionError(f"two conditions share the key {condition.key!r}")
-            found[condition.key] = condition
-    return found
-
-
-#: every condition template, by key
-CONDITIONS: dict[str, Condition] = _collect()
+#: every condition template, by key, in the order of the data files
+CONDITIONS: dict[str, Condition] = load_conditions()

@@ -13,12 +13,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentrl.core.errors import AgentRLError
 from agentrl.envs.consult.catalog import TESTS, TOPICS
 
 __all__ = ["Condition", "ConditionError", "validate_condition"]
 
 
-class ConditionError(ValueError):
+class ConditionError(AgentRLError, ValueError):
     """A condition template breaks one of the rules of :func:`validate_condition`."""
 
 
