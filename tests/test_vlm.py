@@ -92,6 +92,20 @@ def run_engine(backend: TransformersVLMBackend, env_fn: Any, seeds: list[int], *
         return engine.run(group_requests(seeds, group_size=2))
 
 
+def assert_trainer_logprobs_match(backend: TransformersVLMBackend, pieces: list[Any]) -> None:
+    """The trainer's forward pass (pixels in) gives the sampler's logprobs on every sampled token."""
+    batch = pack_trajectories(pieces, backend.tokenizer.pad_token_id)
+    with torch.no_grad():
+        fresh, _ = token_logprobs(
+            backend.model,
+            batch.input_ids,
+            batch.attention_mask,
+            extra_inputs=batch.vision,
+            suppress_token_ids=backend.suppressed_token_ids,
+        )
+    assert float(((fresh - batch.old_logprobs).abs() * batch.loss_mask).max()) < 1e-4
+
+
 def test_pixel_trajectories_are_exact(backend: TransformersVLMBackend) -> None:
     """Masks 0 on every image and env token; logprobs equal a fresh forward pass; text round-trips."""
     trajectories = run_engine(backend, TwoLookEnv, [0, 1, 2])
@@ -212,17 +226,7 @@ def test_max_images_opens_context_windows_that_are_each_exact(backend: Transform
         text = backend.tokenizer.decode(t.token_ids)
         assert text.count(IMAGE_OMITTED) == 2  # images 1 and 2 are placeholders in the last window
         assert t.total_reward == sum(turn.reward for turn in t.all_turns)
-    pieces = [piece for t in trajectories for piece in t.pieces()]
-    batch = pack_trajectories(pieces, backend.tokenizer.pad_token_id)
-    with torch.no_grad():
-        fresh, _ = token_logprobs(
-            backend.model,
-            batch.input_ids,
-            batch.attention_mask,
-            extra_inputs=batch.vision,
-            suppress_token_ids=backend.suppressed_token_ids,
-        )
-    assert float(((fresh - batch.old_logprobs).abs() * batch.loss_mask).max()) < 1e-4
+    assert_trainer_logprobs_match(backend, [piece for t in trajectories for piece in t.pieces()])
     # the same episodes without a limit: one window each, all four images in it
     whole = run_engine(backend, ManyLooksEnv, [0, 1])
     assert all(not t.windows and len(t.images) == 4 for t in whole)
@@ -268,17 +272,7 @@ def test_a_full_context_ends_at_a_turn_boundary_with_its_images(backend: Transfo
             assert piece.token_ids.count(image_token) == 16 * len(piece.images)
             assert len(piece.token_ids) <= budget
             assert piece.loss_mask[-1] == 1  # the sequence ends with the policy's turn
-    pieces = [piece for t in trajectories for piece in t.pieces()]
-    batch = pack_trajectories(pieces, backend.tokenizer.pad_token_id)
-    with torch.no_grad():
-        fresh, _ = token_logprobs(
-            backend.model,
-            batch.input_ids,
-            batch.attention_mask,
-            extra_inputs=batch.vision,
-            suppress_token_ids=backend.suppressed_token_ids,
-        )
-    assert float(((fresh - batch.old_logprobs).abs() * batch.loss_mask).max()) < 1e-4
+    assert_trainer_logprobs_match(backend, [piece for t in trajectories for piece in t.pieces()])
 
 
 def test_validate_names_an_image_without_its_tokens(backend: TransformersVLMBackend) -> None:
