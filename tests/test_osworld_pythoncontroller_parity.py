@@ -29,8 +29,6 @@ from typing import Any
 
 import pytest
 
-from agentrl.core.errors import SandboxUnavailable
-
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(300)]
 
 pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
@@ -41,6 +39,7 @@ if not shutil.which("xterm") or not shutil.which("xdotool"):
 
 from agentrl.envs.osworld.desktop import DesktopSession  # noqa: E402
 from agentrl.envs.osworld.server import COMMAND_ROUTES, serve_desktop  # noqa: E402
+from tests.osworld_desktop import desktop_session  # noqa: E402
 
 # PythonController's pkgs_prefix: every action is `python -c "<prefix>; <pyautogui call>"` through /execute.
 PKGS_PREFIX = "import pyautogui; import time; pyautogui.FAILSAFE = False; {command}"
@@ -125,12 +124,7 @@ class OSWorldHTTP:
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[DesktopSession]:
-    try:
-        s = DesktopSession(width=640, height=480)
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no X desktop here (Xvfb could not be installed or started): {exc}")
-    yield s
-    s.close()
+    yield from desktop_session()
 
 
 @pytest.fixture(scope="module")

@@ -56,9 +56,9 @@ if importlib.util.find_spec("pyautogui") is None:
 if not shutil.which("xterm") or not shutil.which("xdotool"):
     pytest.skip("needs xterm and xdotool (make system-deps installs them)", allow_module_level=True)
 
-from agentrl.core.errors import SandboxUnavailable  # noqa: E402
 from agentrl.envs.osworld.desktop import DesktopSession  # noqa: E402
 from agentrl.envs.osworld.server import serve_desktop  # noqa: E402
+from tests.osworld_desktop import desktop_session  # noqa: E402
 
 
 def python_controller() -> Any:
@@ -73,12 +73,7 @@ def python_controller() -> Any:
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[DesktopSession]:
-    try:
-        s = DesktopSession(width=640, height=480)
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no X desktop here (Xvfb could not be installed or started): {exc}")
-    yield s
-    s.close()
+    yield from desktop_session()
 
 
 @pytest.fixture(scope="module")

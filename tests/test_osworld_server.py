@@ -11,8 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentrl.core.errors import SandboxUnavailable
-
 pytestmark = [pytest.mark.desktop, pytest.mark.timeout(300)]
 
 pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
@@ -23,18 +21,14 @@ from agentrl.envs.osworld.desktop import DesktopSession  # noqa: E402
 from agentrl.envs.osworld.evaluate import evaluate  # noqa: E402
 from agentrl.envs.osworld.server import DesktopClient, serve_desktop  # noqa: E402
 from agentrl.envs.osworld.tasks import OSWorldTask  # noqa: E402
+from tests.osworld_desktop import desktop_session  # noqa: E402
 
 TOKEN = "server-test-token"
 
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[DesktopSession]:
-    try:
-        s = DesktopSession(width=640, height=480)
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no X desktop here (Xvfb could not be installed or started): {exc}")
-    yield s
-    s.close()
+    yield from desktop_session()
 
 
 @pytest.fixture(scope="module")
