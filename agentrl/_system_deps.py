@@ -46,7 +46,7 @@ _DESKTOP = "AgentRL/OSWorld-v0 (local desktop) and the desktop test tier"
 _WALLPAPER = "the wallpaper routes of agentrl serve-desktop (/setup/change_wallpaper, /wallpaper: GNOME's setting)"
 _APPS = "OSWorld's tasks of this app (make desktop-full; agentrl osworld coverage PATH reports them)"
 _RECORDING = "screen recordings (/start_recording: OSWorld's runner records every episode), audio/video metrics"
-_A11Y = "the accessibility tree of AgentRL/OSWorld-v0 (desktop tier: tests/test_osworld_a11y.py)"
+_A11Y = "the accessibility tree of AgentRL/OSWorld-v0 (desktop tier: tests/osworld/test_a11y.py)"
 
 
 @dataclass(frozen=True)

@@ -117,9 +117,9 @@ def _command_new_domain(args: argparse.Namespace) -> int:
 def _command_osworld_coverage(args: argparse.Namespace) -> int:
     import json
 
-    from agentrl.envs.osworld.apps import APP_PACKAGES, NOT_IN_DEBIAN, installed_apps
-    from agentrl.envs.osworld.assets import AssetStore
-    from agentrl.envs.osworld.coverage import coverage, format_coverage
+    from agentrl.envs.osworld.runtime.apps import APP_PACKAGES, NOT_IN_DEBIAN, installed_apps
+    from agentrl.envs.osworld.tasks.assets import AssetStore
+    from agentrl.envs.osworld.tasks.coverage import coverage, format_coverage
 
     if args.apps is None:
         installed: list[str] | None = installed_apps()
@@ -138,8 +138,8 @@ def _command_osworld_coverage(args: argparse.Namespace) -> int:
 def _command_osworld_fetch_assets(args: argparse.Namespace) -> int:
     import json
 
-    from agentrl.envs.osworld.assets import AssetStore, asset_refs, fetch_assets
-    from agentrl.envs.osworld.pool import read_tasks
+    from agentrl.envs.osworld.tasks.assets import AssetStore, asset_refs, fetch_assets
+    from agentrl.envs.osworld.tasks.pool import read_tasks
 
     if args.max_mb <= 0 or args.retries < 1 or args.timeout <= 0:
         print("error: --max-mb and --timeout must be positive and --retries at least 1", file=sys.stderr)

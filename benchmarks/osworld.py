@@ -37,7 +37,7 @@ _XTERM_TASK = {
 
 def _env(**kwargs: Any) -> Any:
     from agentrl.envs.osworld.env import OSWorldEnv
-    from agentrl.envs.osworld.tasks import OSWorldTask
+    from agentrl.envs.osworld.tasks.format import OSWorldTask
 
     kwargs.setdefault("pause_s", 0.0)
     return OSWorldEnv(tasks=[OSWorldTask.from_dict(_XTERM_TASK)], task_id="bench-xterm", **kwargs)
@@ -114,7 +114,7 @@ def task_reset_times(paths: list[str], repeats: int = 5) -> list[dict[str, Any]]
     waited for, files uploaded), the first screenshot.
     """
     from agentrl.envs.osworld.env import OSWorldEnv
-    from agentrl.envs.osworld.tasks import load_task
+    from agentrl.envs.osworld.tasks.format import load_task
 
     rows = []
     for path in paths:

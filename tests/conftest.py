@@ -171,7 +171,7 @@ def docker_engine() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def desktop_docker(docker_engine: Any) -> tuple[Any, Any, str]:
     """The engine, a client and the desktop image tag (built once per engine, from the cached tarball)."""
-    from agentrl.envs.osworld.container import ensure_desktop_image
+    from agentrl.envs.osworld.runtime.container import ensure_desktop_image
 
     client = docker_engine.client()
     start = time.monotonic()

@@ -15,9 +15,10 @@ from agentrl.bench.sweep import SweepDataset, sweep_score
 from agentrl.cli import main
 from agentrl.core.dataset import DatasetCard, NoTaskDataset, TaskDataset
 from agentrl.core.errors import TaskFormatError
-from agentrl.envs.osworld.tasks import load_task_list
+from agentrl.envs.osworld.tasks.format import load_task_list
 
 FIXTURES = Path(__file__).parent / "fixtures"
+OSWORLD_ENV = Path(__file__).parent / "osworld" / "fixtures" / "env"
 GSM8K_ANSWERS = [14, 7, 1250, 36, 9]
 
 
@@ -219,7 +220,7 @@ def test_search_and_generated_envs_say_whether_they_can_be_swept():
 
 def test_osworld_task_list_loads_in_list_order(tmp_path):
     root = tmp_path / "evaluation_examples"
-    source = json.loads((FIXTURES / "osworld_env" / "t-echo.json").read_text())
+    source = json.loads((OSWORLD_ENV / "t-echo.json").read_text())
     listing = {"os": ["b-task", "a-task"], "multi_apps": ["c-task"]}
     for domain, ids in listing.items():
         (root / "examples" / domain).mkdir(parents=True)
@@ -258,8 +259,8 @@ def test_osworld_task_list_sweep_on_a_real_desktop(tmp_path, capsys):
     root, out = tmp_path / "evaluation_examples", tmp_path / "out"
     (root / "examples" / "os").mkdir(parents=True)
     for name in ("t-echo.json", "t-infeasible.json"):
-        shutil.copy(FIXTURES / "osworld_env" / name, root / "examples" / "os" / name)
-    shutil.copytree(FIXTURES / "osworld_env" / "files", root / "examples" / "os" / "files")
+        shutil.copy(OSWORLD_ENV / name, root / "examples" / "os" / name)
+    shutil.copytree(OSWORLD_ENV / "files", root / "examples" / "os" / "files")
     (root / "test_small.json").write_text(json.dumps({"os": ["t-infeasible", "t-echo"]}))
     argv = _bench(out, "--env", "AgentRL/OSWorld-v0", "--env-kwarg", f"tasks={root}", "--split", "test_small")
     assert main(argv) == 0

@@ -23,8 +23,8 @@ ROOT = Path(agentrl.__file__).parent
 
 #: exception classes that cannot derive from AgentRLError, and why
 EXEMPT = {
-    "agentrl.envs.osworld.cdp.CDPError": "cdp.py is sent as source into the desktop's sandbox: it imports nothing "
-    "from agentrl",
+    "agentrl.envs.osworld.runtime.cdp.CDPError": "cdp.py is sent as source into the desktop's sandbox: it "
+    "imports nothing from agentrl",
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 import agentrl.envs
 
 # the pixel envs have their own tests: the games (a browser each) in test_games.py, the desktop
-# (an X server each) in test_osworld_env.py
+# (an X server each) in osworld/test_env.py
 _PIXEL_IDS = {spec.env_id for spec in agentrl.registered_domains() if "pixels" in spec.tags}
 _PIXEL_IDS.add("AgentRL/ColourLetter-v0")  # the VLM trainer's toy pixel env (not a domain): tests/test_vlm.py
 _GAME_IDS = {spec.env_id for spec in agentrl.registered_domains() if "games" in spec.tags}

@@ -25,7 +25,8 @@ from agentrl.core.serving import (
     parse_multipart,
     start_server_thread,
 )
-from agentrl.envs.osworld.server import DesktopClient, serve_desktop
+from agentrl.envs.osworld.client import DesktopClient
+from agentrl.envs.osworld.server import serve_desktop
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -38,7 +38,7 @@ def _desktop_available() -> None:
 @pytest.mark.timeout(300)
 def test_desktop_start_is_tried_again_and_the_error_names_the_step(tmp_path, monkeypatch):
     from agentrl.core.errors import SandboxUnavailable
-    from agentrl.envs.osworld.desktop import DesktopSession
+    from agentrl.envs.osworld.runtime.desktop import DesktopSession
 
     _desktop_available()
     real = shutil.which("xdpyinfo")

@@ -20,6 +20,7 @@ Nothing here imports starlette or uvicorn until a server is built: modules that 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import ipaddress
 import json
 import logging
@@ -38,6 +39,7 @@ __all__ = [
     "HTTPStatusError",
     "ServerHandle",
     "ServingMiddleware",
+    "UnixHTTPConnection",
     "bind_socket",
     "check_bearer",
     "decode_body",
@@ -451,6 +453,26 @@ def make_app(
 
 
 # -- uvicorn in a thread ----------------------------------------------------------------------
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """An HTTP connection over a unix socket (``unix:PATH`` base URLs: a server inside a container without a network).
+
+    >>> UnixHTTPConnection("/run/agentrl/desktop.sock").socket_path
+    '/run/agentrl/desktop.sock'
+    """
+
+    def __init__(self, socket_path: str, timeout: Any = None) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = socket_path
+
+    def connect(self) -> None:
+        """Connect to :attr:`socket_path` (the host name is only sent in the ``Host`` header)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if isinstance(self.timeout, (int, float)):
+            sock.settimeout(self.timeout)
+        sock.connect(self.socket_path)
+        self.sock = sock
+
+
 def bind_socket(host: str = "127.0.0.1", port: int = 0, *, unix_socket: str | None = None) -> socket.socket:
     """A listening socket: TCP on ``host:port`` (IPv4 or IPv6 from the host's form), or a unix socket.
 

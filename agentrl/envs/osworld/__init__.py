@@ -1,6 +1,15 @@
-"""OSWorld-compatible desktop tasks: OSWorld's task JSON format and its evaluation semantics.
+"""``AgentRL/OSWorld-v0``: a real Linux desktop with OSWorld's task files, action spaces and evaluators.
 
-:mod:`~agentrl.envs.osworld.tasks` reads and validates task files, :mod:`~agentrl.envs.osworld.metrics`
-holds OSWorld's metric functions and :mod:`~agentrl.envs.osworld.evaluate` scores a finished episode
-from getter values the desktop provides. No environment id is registered here yet.
+The package is split by role, each part importing only the ones before it:
+
+* :mod:`.runtime`: one real desktop (Xvfb, a window manager, apps, the sandbox they run in, recording);
+* :mod:`.server` speaks OSWorld's VM-server endpoints for a desktop; :mod:`.client` is its client
+  (:class:`~agentrl.envs.osworld.client.DesktopClient`), also usable against OSWorld's own server;
+* :mod:`.evaluators`: OSWorld's getters and metrics, one module per app;
+* :mod:`.tasks`: the task file format, the task pool and coverage, assets, set-up steps, real-task oracles, and
+  :func:`~agentrl.envs.osworld.tasks.evaluate.evaluate`, which scores a finished episode;
+* :mod:`.env` (the Gymnasium env), :mod:`.actions` (OSWorld's two action spaces), :mod:`.a11y` (the
+  accessibility tree) and :mod:`.som` (set-of-marks) at the top.
+
+The ids are registered by :mod:`agentrl.envs`; importing this package starts nothing.
 """

@@ -6,7 +6,7 @@ plain ``name`` attribute; states (``st:visible="true"``), the toolkit's attribut
 on-screen box (``cp:screencoord="(x, y)"``, ``cp:size="(w, h)"``), value (``val:*``) and actions
 (``act:*``) are namespaced attributes; the text, for nodes with a text interface, is the element's
 text. :data:`DUMP_SCRIPT` writes that XML; it runs in a child process of the *system* Python (where
-Debian's ``python3-gi`` imports), see :meth:`agentrl.envs.osworld.desktop.DesktopSession.accessibility_tree`.
+Debian's ``python3-gi`` imports), see :meth:`agentrl.envs.osworld.runtime.desktop.DesktopSession.accessibility_tree`.
 
 The pure functions here need no desktop:
 

@@ -9,7 +9,7 @@ server). One code path serves a laptop and a fleet.
 An episode: ``reset`` kills what the last episode left, restores HOME, runs the task's setup steps
 and returns the first observation (files that ``download`` steps and ``cloud_file`` getters name come
 from the offline asset cache that ``agentrl osworld fetch-assets`` fills; a task whose files are not
-there fails its reset with :class:`~agentrl.envs.osworld.assets.MissingAsset`, naming the URL and that
+there fails its reset with :class:`~agentrl.envs.osworld.tasks.assets.MissingAsset`, naming the URL and that
 command). Each ``step`` runs one action (pyautogui code in a sandboxed
 child bound to that display, or one computer_13 action), waits ``pause_s`` and observes. ``DONE``,
 ``FAIL`` or the step budget (15 by default, as OSWorld; 50 and 100 are its other settings) ends the
@@ -23,7 +23,7 @@ of marks. Actions (``action_space``): ``"pyautogui"`` (Python code as text) or `
 (a ``Dict`` space; the JSON text form is accepted too), plus ``WAIT``, ``DONE`` and ``FAIL``.
 
 The env is on the episode contract (:class:`~agentrl.core.episode.EpisodeEnv`): the desktop client is
-its sandbox and :func:`~agentrl.envs.osworld.evaluate.evaluate` its verifier (the score-at-end hook).
+its sandbox and :func:`~agentrl.envs.osworld.tasks.evaluate.evaluate` its verifier (the score-at-end hook).
 
 ``info``: the contract's keys, ``task_id``, ``turn``, ``turns_left``, ``action_error`` (the action's
 parse error or traceback, else ``None``), ``tool_error`` (the traceback of an action that ran and
@@ -63,19 +63,19 @@ from agentrl.envs.osworld.actions import (
     parse_computer13,
     parse_pyautogui,
 )
-from agentrl.envs.osworld.assets import AssetStore, MissingAsset, cloud_file, missing_assets
-from agentrl.envs.osworld.evaluate import evaluate
-from agentrl.envs.osworld.pool import SkippedTask, TaskPool, pool_of, read_tasks
-from agentrl.envs.osworld.real_oracles import real_oracle
-from agentrl.envs.osworld.setup import run_setup
-from agentrl.envs.osworld.tasks import OSWorldTask, load_task_dir
+from agentrl.envs.osworld.tasks.assets import AssetStore, MissingAsset, cloud_file, missing_assets
+from agentrl.envs.osworld.tasks.evaluate import evaluate
+from agentrl.envs.osworld.tasks.format import OSWorldTask, load_task_dir
+from agentrl.envs.osworld.tasks.pool import SkippedTask, TaskPool, pool_of, read_tasks
+from agentrl.envs.osworld.tasks.real_oracles import real_oracle
+from agentrl.envs.osworld.tasks.setup import run_setup
 
 __all__ = ["ACTION_SPACES", "BUILTIN_TASKS", "OBS_TYPES", "PROVIDERS", "OSWorldEnv", "builtin_tasks"]
 
 OBS_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
 PROVIDERS = ("local", "remote", "docker")
-BUILTIN_TASKS = Path(__file__).parent / "task_data"
+BUILTIN_TASKS = Path(__file__).parent / "tasks" / "data"
 MAX_CODE_CHARS = 64 * 1024
 MAX_TREE_CHARS = 400_000
 
@@ -86,7 +86,7 @@ def builtin_tasks(*, installed: Sequence[str] | None = None) -> list[OSWorldTask
     >>> len(builtin_tasks(installed=["xterm", "mousepad", "thunar", "galculator", "chromium"])) >= 40
     True
     """
-    from agentrl.envs.osworld.apps import installed_apps
+    from agentrl.envs.osworld.runtime.apps import installed_apps
 
     have = set(installed_apps() if installed is None else installed)
     return [task for task in load_task_dir(BUILTIN_TASKS) if all(app in have for app in task.related_apps)]
@@ -99,10 +99,10 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         tasks: the task pool: :class:`OSWorldTask` objects, or a path: a folder of OSWorld task JSON
             files, a task list (``evaluation_examples/test_all.json``, or the ``evaluation_examples``
             folder itself) or one task file; default the shipped tasks whose apps are installed. Tasks
-            are read file by file (:func:`~agentrl.envs.osworld.pool.read_tasks`); those that cannot be
+            are read file by file (:func:`~agentrl.envs.osworld.tasks.pool.read_tasks`); those that cannot be
             parsed or use a setup step, getter, metric or app this desktop lacks are left out, listed in
             ``env.unwrapped.skipped_tasks`` with their reasons and summarised in one warning. No task
-            left raises :class:`~agentrl.envs.osworld.pool.EmptyTaskPool` naming the top reasons
+            left raises :class:`~agentrl.envs.osworld.tasks.pool.EmptyTaskPool` naming the top reasons
             (``agentrl osworld coverage PATH`` prints the table).
         split: with ``tasks`` an OSWorld ``evaluation_examples`` folder: the task list to load,
             ``tasks/<split>.json`` (``"test_all"``, ``"test_small"``...), in its order, the tasks read from
@@ -125,7 +125,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
 
     The oracle (the contract's convention): ``oracle_action()`` replays the task's ``"oracle"``
     actions step by step; for OSWorld's own tasks, which carry none, the scripted solutions of
-    :mod:`~agentrl.envs.osworld.real_oracles` (by task id).
+    :mod:`~agentrl.envs.osworld.tasks.real_oracles` (by task id).
 
     Version history: v0, initial release; since issue 19 on the episode contract, with ``turn``,
     ``turns_left``, ``tool_error``, ``void_turn`` and ``reward_components`` added to ``info`` and
@@ -261,7 +261,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
 
     # ------------------------------------------------------------------ providers
     def _connect(self) -> Any:
-        from agentrl.envs.osworld.server import DesktopClient
+        from agentrl.envs.osworld.client import DesktopClient
 
         if self.provider == "remote":
             if not self._server_url:
@@ -270,7 +270,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
                 )
             return DesktopClient(self._server_url, token=self._token)
         if self.provider == "docker":
-            from agentrl.envs.osworld.container import DesktopContainer
+            from agentrl.envs.osworld.runtime.container import DesktopContainer
 
             width, height = self._requested_size or (1280, 720)
             self._container = DesktopContainer(width=width, height=height, image=self._docker_image)
@@ -278,8 +278,9 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         return self._start_local()
 
     def _start_local(self) -> Any:
-        from agentrl.envs.osworld.desktop import DesktopSession
-        from agentrl.envs.osworld.server import DesktopClient, serve_desktop
+        from agentrl.envs.osworld.client import DesktopClient
+        from agentrl.envs.osworld.runtime.desktop import DesktopSession
+        from agentrl.envs.osworld.server import serve_desktop
 
         width, height = self._requested_size or (1280, 720)
         self._session = DesktopSession(width, height)
@@ -317,7 +318,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
             self.client = self._start_local()
         elif self.provider == "docker" and self._container is not None:
             self._container.restart()
-            from agentrl.envs.osworld.server import DesktopClient
+            from agentrl.envs.osworld.client import DesktopClient
 
             self.client = DesktopClient(self._container.base_url, token=self._container.token)
         else:
@@ -370,7 +371,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         """The current task's oracle, as env actions (``()`` when it has none).
 
         Our ``"oracle"`` key in the task JSON, else the scripted solution of that OSWorld task id
-        (:mod:`~agentrl.envs.osworld.real_oracles`), so OSWorld's own files stay as they are.
+        (:mod:`~agentrl.envs.osworld.tasks.real_oracles`), so OSWorld's own files stay as they are.
         """
         if self.task is None:
             raise ResetNeeded("no task yet: call env.reset() first")

@@ -3,7 +3,7 @@
 OSWorld drives its VM through a small HTTP server inside the guest (``desktop_env/server/main.py``).
 This is our own implementation of its main endpoints for a local :class:`DesktopSession`, plus one of
 ours for agent actions, and :class:`DesktopClient`, whose :meth:`DesktopClient.get` is the ``get``
-that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
+that :func:`agentrl.envs.osworld.tasks.evaluate.evaluate` needs::
 
     GET  /screenshot        -> PNG bytes
     POST /execute           {"command": [...] | "...", "shell": false, "timeout": 120}
@@ -38,11 +38,11 @@ that :func:`agentrl.envs.osworld.evaluate.evaluate` needs::
     POST /start_recording, /end_recording  -> {"status", "message"}; the MP4 (ffmpeg x11grab in the sandbox)
 
 OSWorld's ``PythonController`` and ``SetupController`` call these with their own request shapes
-(``tests/test_osworld_pythoncontroller_parity.py`` replays them); they send no token, so they need
+(``tests/osworld/test_pythoncontroller_parity.py`` replays them); they send no token, so they need
 ``insecure_loopback``. ``python``/``python3`` in the sandbox import pyautogui (see :mod:`.jail`).
 
 Commands, apps, files and actions all go through the desktop's sandbox (its
-:class:`~agentrl.envs.osworld.jail.Jail`): commands run with the desktop's environment (``DISPLAY``,
+:class:`~agentrl.envs.osworld.runtime.jail.Jail`): commands run with the desktop's environment (``DISPLAY``,
 its private ``HOME``), cwd HOME, in their own session, killed at the deadline; ``/file``,
 ``/list_directory`` and ``/setup/upload`` see the sandbox's files, not the host's. ``~`` in paths is the
 session's HOME, and so is ``/home/user`` (OSWorld's VM HOME, which its task files name) in the paths of
@@ -64,18 +64,13 @@ answer 413. Errors answer ``{"status": "error", "error": ..., "message": ...}``.
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
-import http.client
-import io
 import json
 import logging
 import shlex
 import shutil
 import signal
-import socket
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -83,8 +78,6 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from agentrl.core.serving import (
     HTTPStatusError,
@@ -97,12 +90,12 @@ from agentrl.core.serving import (
     refuse_remote,
     start_server_thread,
 )
-from agentrl.envs.osworld.app_evaluators import APP_GETTERS
-from agentrl.envs.osworld.apps import installed_apps, opener_for, resolve_command
-from agentrl.envs.osworld.chrome import CDP_PORT, CHROME_GETTERS, is_cdp_forward
-from agentrl.envs.osworld.recording import RecordingError, ScreenRecorder
-from agentrl.envs.osworld.wallpaper import get_wallpaper, set_wallpaper
-from agentrl.envs.osworld.windows import (
+from agentrl.envs.osworld.runtime.apps import installed_apps, opener_for, resolve_command
+from agentrl.envs.osworld.runtime.cdp import PORT as CDP_PORT
+from agentrl.envs.osworld.runtime.cdp import is_cdp_forward
+from agentrl.envs.osworld.runtime.recording import RecordingError, ScreenRecorder
+from agentrl.envs.osworld.runtime.wallpaper import get_wallpaper, set_wallpaper
+from agentrl.envs.osworld.runtime.windows import (
     activate_window,
     close_window,
     cursor_position,
@@ -111,7 +104,7 @@ from agentrl.envs.osworld.windows import (
     window_size,
 )
 
-__all__ = ["COMMAND_ROUTES", "DesktopClient", "DesktopServer", "create_app", "serve_desktop"]
+__all__ = ["COMMAND_ROUTES", "DesktopServer", "create_app", "serve_desktop"]
 
 OUTPUT_CAP = 1_000_000
 OSWORLD_HOME = "/home/user"
@@ -143,13 +136,6 @@ COMMAND_ROUTES = frozenset(
 )
 """Routes that run commands, start apps, act on the screen or touch files: they need a token (or
 ``insecure_loopback``)."""
-
-
-def _decode_png(data: bytes) -> np.ndarray:
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as image:
-        return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
 
 
 def _argv(command: Any, shell: bool, home: str | None = None) -> list[str]:
@@ -511,14 +497,14 @@ class DesktopServer:
         """``GET /terminal``: ``{"output": text or null, "status": "success"}``: the active window's terminal.
 
         An xterm (the desktop's terminal, which has no accessibility tree) is read through its own printing
-        (:mod:`agentrl.envs.osworld.terminal`); otherwise the focused terminal of the active window in the
+        (:mod:`agentrl.envs.osworld.runtime.terminal`); otherwise the focused terminal of the active window in the
         accessibility tree (:func:`~agentrl.envs.osworld.a11y.terminal_text`, VTE terminals). ``null`` when
         the active window is no terminal, and also when the tree cannot be had here (``message`` says why),
         so that OSWorld's readiness probe still passes.
         """
         from agentrl.core.errors import SandboxUnavailable
         from agentrl.envs.osworld.a11y import terminal_text
-        from agentrl.envs.osworld.terminal import read_xterm
+        from agentrl.envs.osworld.runtime.terminal import read_xterm
 
         print_dir = getattr(self.session, "xterm_print_dir", None)
         if print_dir is not None:
@@ -618,7 +604,7 @@ class DesktopServer:
         return [where[0], where[1]]
 
     def start_recording(self) -> dict[str, Any]:
-        """``POST /start_recording``: ffmpeg x11grab in the sandbox (see :mod:`agentrl.envs.osworld.recording`)."""
+        """``POST /start_recording``: ffmpeg x11grab in the sandbox (:mod:`~.runtime.recording`)."""
         try:
             return {"status": "success", "message": self.recorder.start()}
         except RecordingError as exc:
@@ -807,374 +793,6 @@ def serve_desktop(
     )
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, host: str, *, socket_path: str, timeout: Any = None, **kwargs: Any) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self.socket_path = socket_path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        if isinstance(self.timeout, (int, float)):
-            sock.settimeout(self.timeout)
-        sock.connect(self.socket_path)
-        self.sock = sock
-
-
-class DesktopClient:
-    """A client of :func:`serve_desktop` (or of OSWorld's own server, for the shared endpoints).
-
-    Args:
-        base_url: ``http://HOST:PORT``.
-        token: sent as ``Authorization: Bearer <token>``.
-        timeout_s: the HTTP timeout per request.
-        cache_dir: where :meth:`get` puts ``vm_file`` downloads (a temp dir by default).
-    """
-
-    def __init__(
-        self, base_url: str, token: str | None = None, timeout_s: float = 30.0, *, cache_dir: str | None = None
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        if self.base_url.startswith("unix:"):  # HTTP over a unix socket (a desktop in a container)
-            socket_path = self.base_url[len("unix:") :]
-            self._connect: Any = functools.partial(_UnixConnection, "localhost", socket_path=socket_path)
-            self._http_base = "http://localhost"
-        else:
-            parsed = urllib.parse.urlsplit(self.base_url)
-            if parsed.scheme not in ("http", "https") or not parsed.hostname:
-                raise ValueError(f"base_url must be http://HOST:PORT, https://HOST:PORT or unix:PATH; got {base_url!r}")
-            conn_class = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
-            self._connect = functools.partial(conn_class, parsed.hostname, parsed.port)
-            self._http_base = self.base_url
-        self._local = threading.local()  # one kept-alive connection per thread: a step is three requests
-        self._conns: set[http.client.HTTPConnection] = set()  # every thread's, so that close() closes them all
-        self._conns_lock = threading.Lock()
-        self.token = token
-        self.timeout_s = float(timeout_s)
-        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
-        self._own_cache = False  # a temp dir made by cache_dir: close() removes it
-        self._osworld_server = False  # set once a route of ours is missing: OSWorld's own VM server
-
-    @property
-    def cache_dir(self) -> Path:
-        """The local directory for ``vm_file`` downloads."""
-        if self._cache_dir is None:
-            self._cache_dir = Path(tempfile.mkdtemp(prefix="agentrl-osworld-cache-"))
-            self._own_cache = True
-        self._cache_dir.mkdir(parents=True, exist_ok=True)
-        return self._cache_dir
-
-    def clear_cache(self) -> None:
-        """Empty :attr:`cache_dir`, so that no episode's getters read files an earlier episode fetched or wrote."""
-        if self._cache_dir is not None and self._cache_dir.is_dir():
-            for entry in self._cache_dir.iterdir():
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
-
-    def _send(
-        self, method: str, path: str, body: Any = None, timeout_s: float | None = None
-    ) -> tuple[http.client.HTTPMessage, bytes]:
-        """One request on this thread's kept-alive connection: ``(headers, body)``.
-
-        Raises ``urllib.error.HTTPError`` for a 4xx/5xx answer (as before, when this went through
-        urllib), ``ConnectionError``/``OSError`` when the server cannot be reached or hangs up.
-        """
-        headers = {}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        timeout = timeout_s or self.timeout_s
-        for attempt in (0, 1):
-            conn = getattr(self._local, "conn", None)
-            if conn is not None and conn not in self._conns:  # closed by close(): open a new one
-                conn = None
-            reused = conn is not None
-            if conn is None:
-                conn = self._local.conn = self._connect(timeout=timeout)
-                with self._conns_lock:
-                    self._conns.add(conn)
-            conn.timeout = timeout
-            if conn.sock is not None:
-                conn.sock.settimeout(timeout)
-            try:
-                conn.request(method, path, body=data, headers=headers)
-                resp = conn.getresponse()
-                payload = resp.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
-                self._drop_connection()
-                if reused and attempt == 0:
-                    continue  # a kept-alive connection the server had closed: the request never ran
-                raise ConnectionError(f"the desktop server at {self.base_url} hung up: {exc}") from exc
-            except http.client.HTTPException as exc:
-                self._drop_connection()
-                raise ConnectionError(f"bad answer from the desktop server at {self.base_url}: {exc!r}") from exc
-            except OSError:
-                self._drop_connection()
-                raise
-            if resp.will_close:
-                self._drop_connection()
-            if resp.status >= 400:
-                raise urllib.error.HTTPError(
-                    self._http_base + path, resp.status, resp.reason, resp.headers, io.BytesIO(payload)
-                )
-            return resp.headers, payload
-        raise AssertionError("unreachable")
-
-    def _drop_connection(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        self._local.conn = None
-        if conn is not None:
-            with self._conns_lock:
-                self._conns.discard(conn)
-            with contextlib.suppress(Exception):
-                conn.close()
-
-    def close(self) -> None:
-        """Close every kept-alive connection this client opened (in any thread); idempotent.
-
-        The temp :attr:`cache_dir` it made is removed too. The client stays usable: a later request opens a
-        new connection.
-        """
-        with self._conns_lock:
-            conns, self._conns = list(self._conns), set()
-        self._local = threading.local()
-        for conn in conns:
-            with contextlib.suppress(Exception):
-                conn.close()
-        if self._own_cache and self._cache_dir is not None:
-            shutil.rmtree(self._cache_dir, ignore_errors=True)
-            self._cache_dir, self._own_cache = None, False
-
-    def __enter__(self) -> DesktopClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _request(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> bytes:
-        return self._send(method, path, body, timeout_s)[1]
-
-    def _json(self, method: str, path: str, body: Any = None, timeout_s: float | None = None) -> Any:
-        return json.loads(self._request(method, path, body, timeout_s))
-
-    def screenshot_png(self) -> bytes:
-        """``GET /screenshot``."""
-        return self._request("GET", "/screenshot")
-
-    def execute(self, command: str | list[str], shell: bool = False, timeout_s: float | None = None) -> dict[str, Any]:
-        """``POST /execute``: ``{"status", "output", "error", "returncode"}``."""
-        body: dict[str, Any] = {"command": command, "shell": shell}
-        if timeout_s is not None:
-            body["timeout"] = timeout_s
-        wait = max(self.timeout_s, (timeout_s or 120.0) + 5.0)
-        return self._json("POST", "/execute", body, wait)
-
-    def run_python(self, code: str) -> dict[str, Any]:
-        """``POST /run_python``."""
-        return self._json("POST", "/run_python", {"code": code}, max(self.timeout_s, 125.0))
-
-    def launch(self, command: str | list[str], shell: bool = False) -> dict[str, Any]:
-        """``POST /setup/launch``."""
-        return self._json("POST", "/setup/launch", {"command": command, "shell": shell})
-
-    def read_file(self, path: str) -> bytes | None:
-        """``POST /file``: the file's bytes, or ``None`` when it does not exist."""
-        try:
-            return self._request("POST", "/file", {"file_path": path})
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return None
-            raise
-
-    def list_directory(self, path: str) -> dict[str, Any] | None:
-        """``POST /list_directory``: the tree, or ``None`` when the directory does not exist."""
-        try:
-            return self._json("POST", "/list_directory", {"path": path})["directory_tree"]
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return None
-            raise
-
-    def screen_size(self) -> tuple[int, int]:
-        """``GET /screen_size``: ``(width, height)``."""
-        size = self._json("GET", "/screen_size")
-        return int(size["width"]), int(size["height"])
-
-    def platform(self) -> str:
-        """``GET /platform``."""
-        return self._request("GET", "/platform").decode()
-
-    def pyautogui(self, code: str, timeout_s: float = 10.0) -> dict[str, Any]:
-        """``POST /pyautogui``: ``{"ok", "output", "error", "timed_out"}``.
-
-        Against OSWorld's own VM server, which has no such route, the code runs as OSWorld runs it:
-        ``python -c "import pyautogui; ..."`` through ``/execute``.
-        """
-        if not self._osworld_server:
-            try:
-                return self._json(
-                    "POST", "/pyautogui", {"code": code, "timeout_s": timeout_s}, self.timeout_s + timeout_s
-                )
-            except urllib.error.HTTPError as exc:
-                if exc.code != 404:
-                    raise
-                self._osworld_server = True
-        prefix = "import pyautogui; import time; pyautogui.FAILSAFE = False\n"
-        out = self.execute(["python3", "-c", prefix + code], timeout_s=timeout_s)
-        rc = out.get("returncode")
-        return {"ok": rc == 0, "output": out.get("output", ""), "error": out.get("error", ""), "timed_out": rc is None}
-
-    def screenshot_array(self) -> np.ndarray:
-        """The screen as an ``(H, W, 3)`` uint8 array: raw pixels from our server, PNG decoded from OSWorld's."""
-        if not self._osworld_server:
-            headers, data = self._send("GET", "/screenshot?format=raw")
-            width, height = headers.get("X-Width"), headers.get("X-Height")
-            if width and height:
-                return np.frombuffer(data, dtype=np.uint8).reshape(int(height), int(width), 3).copy()
-            self._osworld_server = True  # a PNG came back: the raw format is not spoken there
-            return _decode_png(data)
-        return _decode_png(self.screenshot_png())
-
-    def open_file(self, path: str, timeout_s: float = 10.0) -> dict[str, Any]:
-        """``POST /setup/open_file``: open ``path`` in its app, wait for a window."""
-        return self._json("POST", "/setup/open_file", {"path": path, "timeout": timeout_s}, self.timeout_s + timeout_s)
-
-    def upload_file(self, path: str, data: bytes) -> dict[str, Any]:
-        """``POST /setup/upload``: write ``data`` to ``path`` (under the desktop's HOME)."""
-        body = {"file_path": path, "content_b64": base64.b64encode(data).decode()}
-        return self._json("POST", "/setup/upload", body)
-
-    def activate_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> dict[str, Any]:
-        """``POST /setup/activate_window``."""
-        body = {"window_name": window_name, "strict": strict, "by_class": by_class}
-        return self._json("POST", "/setup/activate_window", body)
-
-    def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> dict[str, Any]:
-        """``POST /setup/close_window``."""
-        body = {"window_name": window_name, "strict": strict, "by_class": by_class}
-        return self._json("POST", "/setup/close_window", body)
-
-    def reset(self) -> bool:
-        """``POST /reset`` (ours): kill the apps and restore HOME; ``False`` where the server has no such route."""
-        try:
-            self._json("POST", "/reset", {}, max(self.timeout_s, 30.0))
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return False
-            raise
-        return True
-
-    def installed_apps(self) -> list[str] | None:
-        """``GET /apps`` (ours): the apps installed on the desktop's machine; ``None`` where not served."""
-        try:
-            return [str(app) for app in self._json("GET", "/apps").get("apps", [])]
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return None
-            raise
-
-    def health(self) -> dict[str, Any]:
-        """``GET /health`` (ours): ``{"alive", "crashed"}``; a server without the route that answers counts as alive."""
-        try:
-            return dict(self._json("GET", "/health", timeout_s=10.0))
-        except urllib.error.HTTPError as exc:
-            return {"alive": exc.code == 404, "crashed": []}
-        except (OSError, ValueError):
-            return {"alive": False, "crashed": []}
-
-    def alive(self) -> bool:
-        """Whether the desktop's display answers (see :meth:`health`)."""
-        return bool(self.health().get("alive", False))
-
-    def terminal_output(self) -> str | None:
-        """``GET /terminal``: the text, or ``None`` when the server does not serve it."""
-        try:
-            return self._json("GET", "/terminal").get("output")
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                return None
-            raise
-
-    def accessibility_tree(self) -> str | None:
-        """``GET /accessibility``: the XML, or ``None`` when the server cannot give it (404/503)."""
-        try:
-            return self._json("GET", "/accessibility", timeout_s=max(self.timeout_s, 30.0)).get("AT")
-        except urllib.error.HTTPError as exc:
-            if exc.code in (404, 503):
-                return None
-            raise
-
-    def _vm_file(self, path: str, dest: str | None) -> str | None:
-        data = self.read_file(path)
-        if data is None:
-            return None
-        name = Path(dest or Path(path).name or "file").name  # never escape the cache dir
-        local = self.cache_dir / name
-        local.write_bytes(data)
-        return str(local)
-
-    def _vm_files(self, spec: Mapping[str, Any]) -> str | list[str | None] | None:
-        """OSWorld's ``vm_file``: one file's local path, or with ``multi`` the chosen ones of several.
-
-        With ``multi`` every file is fetched and the ``gives`` indices (default ``[0]``) are returned, a lone one
-        as itself; ``time_suffix`` adds today's date (``time_format``, default ``%Y_%m_%d``) before a single
-        file's extension.
-        """
-        path, dest = spec.get("path"), spec.get("dest")
-        if not (spec.get("multi") or isinstance(path, list)):
-            if spec.get("time_suffix"):
-                stamp = time.strftime(str(spec.get("time_format") or "%Y_%m_%d"))
-                path, dest = (_with_suffix(str(x), stamp) if x is not None else x for x in (path, dest))
-            return self._vm_file(str(path), dest)
-        paths = list(path) if isinstance(path, list) else [path]
-        dests = list(dest) if isinstance(dest, list) else [None] * len(paths)
-        gives = set(spec.get("gives") or [0])
-        fetched = [self._vm_file(str(p), d) for p, d in zip(paths, dests, strict=True)]
-        chosen = [local for i, local in enumerate(fetched) if i in gives]
-        return chosen[0] if len(chosen) == 1 else chosen
-
-    def get(self, spec: Mapping[str, Any]) -> Any:
-        """The ``get`` of :func:`agentrl.envs.osworld.evaluate.evaluate`, for the getters served here.
-
-        ``vm_file`` -> local path (or ``None``; lists of ``path``/``dest`` give a list),
-        ``vm_command_line`` -> stdout (``None`` when the command failed to run), ``list_directory`` ->
-        the tree, ``vm_terminal_output`` -> the text or ``None``, ``accessibility_tree`` -> the XML (or
-        ``None``); the Chrome getters of :data:`~agentrl.envs.osworld.chrome.CHROME_GETTERS`.
-        Others raise ``ValueError``.
-        """
-        kind = spec.get("type")
-        if kind == "vm_file":
-            return self._vm_files(spec)
-        if kind == "vm_command_line":
-            result = self.execute(spec["command"], shell=bool(spec.get("shell", False)))
-            return result["output"] if result.get("returncode") is not None else None
-        if kind == "list_directory":
-            return self.list_directory(str(spec["path"]))
-        if kind == "vm_terminal_output":
-            return self.terminal_output()
-        if kind == "accessibility_tree":
-            return self.accessibility_tree()
-        if kind in CHROME_GETTERS:
-            return CHROME_GETTERS[kind](self, spec)
-        if kind in APP_GETTERS:
-            return APP_GETTERS[kind](self, spec)
-        raise ValueError(f"getter type {kind!r} is not served by DesktopClient")
-
-
-def _with_suffix(name: str, stamp: str) -> str:
-    """``name`` with ``stamp`` before its extension, as OSWorld's ``time_suffix`` does (first dot; none: unchanged).
-
-    >>> _with_suffix("/home/user/Desktop/speedtest.csv", "2026_12_02")
-    '/home/user/Desktop/speedtest2026_12_02.csv'
-    """
-    head, dot, tail = name.partition(".")
-    return f"{head}{stamp}.{tail.split('.')[0]}" if dot else name
-
-
 def _exposure(session: Any, token: str | None, made_token: bool, insecure: bool) -> list[str]:
     """What the server exposes, said at start-up."""
     lines = ["exposes: screenshots, the screen size and health to any client that reaches it;"]
@@ -1199,7 +817,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     import argparse
 
-    from agentrl.envs.osworld.desktop import DesktopSession
+    from agentrl.envs.osworld.runtime.desktop import DesktopSession
 
     parser = argparse.ArgumentParser(
         prog="agentrl serve-desktop", description="Serve a desktop (Xvfb, xfwm4, apps) over OSWorld's VM-server API."
