@@ -631,6 +631,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     commands.add_parser(
+        "serve-env",
+        help="serve any env id over OpenEnv's protocol (WebSocket sessions, /reset, /step) for remote trainers "
+        "and gym.make(ID, remote=URL) (options: agentrl serve-env --help)",
+        add_help=False,
+    )
+    commands.add_parser(
         "serve-desktop",
         help="serve a desktop (Xvfb, window manager, apps) over OSWorld's VM-server HTTP API, for "
         "AgentRL/OSWorld-v0 with provider='remote' (options: agentrl serve-desktop --help)",
@@ -658,6 +664,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentrl.sandboxes.server import main as serve_sandbox_main
 
         return int(serve_sandbox_main(argv[1:]) or 0)
+    if argv[:1] == ["serve-env"]:
+        import agentrl  # noqa: F401  (registers the ids)
+        from agentrl.core.env_server import main as serve_env_main
+
+        return int(serve_env_main(argv[1:]) or 0)
     if argv[:1] == ["serve-desktop"]:
         from agentrl.envs.osworld.server import main as serve_desktop_main
 

@@ -225,9 +225,14 @@ _KINDS: dict[str, _Kind] = {
 }
 
 
-def _text(base: EpisodeEnv[Any, Any]) -> AgentEnv:
-    if not isinstance(base, AgentEnv):
-        raise DomainCheckError(f"an env of episode_kind 'text' must be an AgentEnv, got {type(base).__name__}")
+def _text(base: EpisodeEnv[Any, Any]) -> Any:
+    """A text env for the checks: an AgentEnv, or a remote one (``gym.make(ID, remote=URL)``) with its action set."""
+    if isinstance(base, AgentEnv):
+        return base
+    if getattr(base, "action_set", None) is None:
+        raise DomainCheckError(
+            f"an env of episode_kind 'text' must be an AgentEnv (or a remote one), got {type(base).__name__}"
+        )
     return base
 
 

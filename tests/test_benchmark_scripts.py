@@ -13,7 +13,7 @@ SCRIPTS = sorted(path.name for path in (ROOT / "benchmarks").glob("*.py") if pat
 
 
 def test_the_scripts_are_all_there() -> None:
-    assert len(SCRIPTS) == 14 and "concurrency.py" in SCRIPTS and "learn_smollm2.py" in SCRIPTS
+    assert len(SCRIPTS) == 15 and "concurrency.py" in SCRIPTS and "learn_smollm2.py" in SCRIPTS
     assert not any((ROOT / "agentrl" / "bench" / name).exists() for name in SCRIPTS)  # moved, not copied
 
 

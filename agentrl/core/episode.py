@@ -63,7 +63,7 @@ multi-agent games are the same contract with their own parts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -152,6 +152,18 @@ class Turn(Generic[ObsT]):
         return self.terminated or self.truncated
 
 
+#: what ``remote=URL`` builds (``(env class, url, keyword arguments) -> env``): installed by
+#: :mod:`agentrl.core.remote_env` when it is imported (``agentrl.core`` imports it), since that module builds on
+#: this one and this one must not import it back.
+_remote_maker: Callable[[type, str, dict[str, Any]], Any] | None = None
+
+
+def install_remote_maker(maker: Callable[[type, str, dict[str, Any]], Any]) -> None:
+    """Set what ``EpisodeEnv(remote=URL, ...)`` returns (called by :mod:`agentrl.core.remote_env`)."""
+    global _remote_maker
+    _remote_maker = maker
+
+
 class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
     """The episode contract (see the module docstring): guards, turns, budget, info, oracle, rewards.
 
@@ -173,6 +185,23 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
     episode_kind: ClassVar[str] = "text"
     budget_done_reason: ClassVar[str] = "max_turns"
     deprecated_info: Mapping[str, str] = {}
+
+    def __new__(cls, *args: Any, remote: str | None = None, **kwargs: Any) -> Any:
+        """``remote=URL`` (``gym.make(ID, remote=URL)``): the env served there (``agentrl serve-env``) instead.
+
+        The result is a :class:`~agentrl.core.remote_env.RemoteEnv`, checked to serve this class with the same
+        arguments; without ``remote`` this is the plain constructor.
+        """
+        if remote is None:
+            return super().__new__(cls)
+        if _remote_maker is None:  # agentrl.core imports agentrl.core.remote_env, which installs it
+            raise RuntimeError("remote= needs agentrl.core.remote_env: import agentrl")
+        if args:  # a factory passed some arguments by position (make_game_env): name them, to compare with the server's
+            import inspect
+
+            bound = inspect.signature(cls.__init__).bind_partial(None, *args)
+            kwargs = {**{k: v for k, v in list(bound.arguments.items())[1:]}, **kwargs}
+        return _remote_maker(cls, remote, kwargs)
 
     def __init__(self, *, max_turns: int) -> None:
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:

@@ -384,6 +384,7 @@ def make_app(
     max_threads: int = 256,
     direct: Mapping[tuple[str, str], DirectHandler] | None = None,
     inline: Callable[[dict[str, Any]], bool] | None = None,
+    websocket_routes: Sequence[tuple[str, Callable[..., Any]]] = (),
 ) -> Any:
     """A Starlette app of ``routes`` with :class:`ServingMiddleware` in front.
 
@@ -400,6 +401,8 @@ def make_app(
         max_threads: the size of the thread pool for blocking endpoints (anyio's default is 40).
         direct: hot routes served without the router (see :class:`ServingMiddleware`).
         inline: the ``direct`` routes run on the event loop (see :class:`ServingMiddleware`).
+        websocket_routes: ``(path, endpoint)``; an endpoint takes the Starlette ``WebSocket`` (the middleware
+            passes them through: they authenticate themselves).
 
     Raises:
         DependencyNotInstalled: starlette is missing.
@@ -408,7 +411,7 @@ def make_app(
         from starlette.applications import Starlette
         from starlette.exceptions import HTTPException
         from starlette.middleware import Middleware
-        from starlette.routing import Route
+        from starlette.routing import Route, WebSocketRoute
     except ImportError as exc:
         from agentrl.core.errors import DependencyNotInstalled
 
@@ -433,10 +436,11 @@ def make_app(
         anyio.to_thread.current_default_thread_limiter().total_tokens = max_threads
         yield
 
-    table = [
+    table: list[Any] = [
         Route(path, endpoint, methods=[methods] if isinstance(methods, str) else list(methods))
         for path, methods, endpoint in routes
     ]
+    table += [WebSocketRoute(path, endpoint) for path, endpoint in websocket_routes]
     middleware = Middleware(
         ServingMiddleware,
         error_body=error_body,

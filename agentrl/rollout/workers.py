@@ -244,6 +244,11 @@ class TrackedWorkers:
         with self._workers_lock:
             self._workers.discard(worker)
 
+    def live(self) -> list[Any]:
+        """The workers made and not yet released (``node_id`` on Ray workers says where each runs)."""
+        with self._workers_lock:
+            return list(self._workers)
+
     def _take_all(self) -> list[Any]:
         """Every worker still tracked; the factory stops tracking them."""
         with self._workers_lock:
