@@ -86,12 +86,22 @@ def test_rollout_shapes_and_cut(tmp_path: Path) -> None:
         assert rollout.stats["weight_syncs"] == 1
 
 
-def test_grpo_trainer_two_steps_on_tirmath(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("where", ["in_process", "served"])
+def test_grpo_trainer_two_steps_on_tirmath(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """TRL's GRPOTrainer, two steps; "served": the envs are an agentrl serve-env server's (OpenEnv's shape)."""
     from trl import GRPOConfig, GRPOTrainer
 
     model_path = build_tiny_model(tmp_path / "tiny", family="qwen2")
+    env_kwargs: dict[str, Any] = {"max_turns": 2}
+    server = None
+    if where == "served":
+        pytest.importorskip("websockets", reason="websockets is missing: pip install 'agentrl-gym[serve]'")
+        from agentrl.core.env_server import serve_env
+
+        server = serve_env("AgentRL/TIRMath-v0", {"max_turns": 2}, insecure_loopback=True, max_sessions=16)
+        env_kwargs["remote"] = server.base_url
     rollout = AgentRLRollout(
-        "AgentRL/TIRMath-v0", str(model_path), num_envs=8, max_new_tokens=12, env_kwargs={"max_turns": 2}
+        "AgentRL/TIRMath-v0", str(model_path), num_envs=8, max_new_tokens=12, env_kwargs=env_kwargs
     )
     args = GRPOConfig(
         output_dir=str(tmp_path / "out"),
@@ -151,6 +161,11 @@ def test_grpo_trainer_two_steps_on_tirmath(tmp_path: Path, monkeypatch: pytest.M
         trainer.train()
     finally:
         rollout.close()
+        if server is not None:
+            opened = server.app.opened
+            server.close()
+    if server is not None:
+        assert opened >= 1, "the rollout did not use the served envs"
 
     assert trainer.state.global_step == 2
     # TRL repeats each row num_generations times before the rollout sees it: 4 prompts, 2 distinct.

@@ -154,6 +154,8 @@ class EnvServer:
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
         self._closed = threading.Event()
+        self.opened = 0
+        """Sessions opened so far (a count for tests and logs)."""
         probe = gym.make(env_id, **self.make_kwargs)  # the spaces and attributes; starts no episode
         try:
             self.schema = self._schema(probe)
@@ -217,6 +219,7 @@ class EnvServer:
             thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentrl-env-{session_id}")
             session = _Session(session_id, env=None, thread=thread)  # type: ignore[arg-type]
             self._sessions[session_id] = session
+            self.opened += 1
         try:
             session.env = thread.submit(gym.make, self.env_id, **self.make_kwargs).result()
         except BaseException:
