@@ -14,23 +14,9 @@ In SkyRL's config: ``environment.env_class=agentrl`` and rows with ``env_extras:
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 REQUIRES = ["skyrl_gym"]
 """pip install 'agentrl-gym[skyrl]'"""
-
-
-def agent_loop(env: Any, policy: Any) -> float:
-    """SkyRL's loop: ``init`` the chat, then ``step`` the model's output until ``done``; the episode's return."""
-    chat, _ = env.init([{"role": "system", "content": "Solve the task."}])
-    total, done = 0.0, False
-    while not done:
-        output = policy(env, chat)
-        step = env.step(output)
-        total += step["reward"]
-        done = step["done"]
-        chat = [*chat, {"role": "assistant", "content": output}, *step["observations"]]
-    return total
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -43,7 +29,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     import skyrl_gym
 
     import agentrl  # noqa: F401
-    from agentrl.integrations.skyrl import register_skyrl_envs
+    from agentrl.integrations.skyrl import play_episode, register_skyrl_envs
 
     register_skyrl_envs()
     policies = {"oracle": lambda env, chat: env.env.unwrapped.oracle_action(), "junk": lambda env, chat: "No idea."}
@@ -54,7 +40,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             for seed in range(3 if args.quick else args.rows):
                 env = skyrl_gym.make("agentrl", env_config={}, extras={"env_id": env_id, "seed": seed})
                 try:
-                    returns.append(agent_loop(env, policy))
+                    returns.append(play_episode(env, policy, [{"role": "system", "content": "Solve it."}])["return"])
                 finally:
                     env.close()
             means[f"{env_id} {name}"] = sum(returns) / len(returns)

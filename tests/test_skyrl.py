@@ -18,23 +18,15 @@ skyrl_gym = pytest.importorskip("skyrl_gym", reason="skyrl-gym is missing: pip i
 omegaconf = pytest.importorskip("omegaconf")
 
 import agentrl  # noqa: E402, F401
-from agentrl.integrations.skyrl import AgentRLTextEnv, register_skyrl_envs  # noqa: E402
+from agentrl.integrations.skyrl import AgentRLTextEnv, play_episode, register_skyrl_envs  # noqa: E402
 
 
 def skyrl_agent_loop(env_class: str, config: dict[str, Any], extras: dict[str, Any], policy: Any) -> dict[str, Any]:
-    """SkyRL's generator loop, as in skyrl-train: init, then step the model's output until done."""
+    """SkyRL's generator: make the row's env from its config section and extras, play it, close it."""
     env = skyrl_gym.make(env_class, env_config=omegaconf.OmegaConf.create(config), extras=extras)
     try:
-        chat, _ = env.init([{"role": "system", "content": "You are a careful agent."}])
-        total, done, turns = 0.0, False, 0
-        while not done:
-            output = policy(env, chat)
-            step = env.step(output)
-            total += step["reward"]
-            done = step["done"]
-            chat = [*chat, {"role": "assistant", "content": output}, *step["observations"]]
-            turns += 1
-        return {"return": total, "turns": turns, "chat": chat, "metrics": env.get_metrics()}
+        played = play_episode(env, policy, [{"role": "system", "content": "You are a careful agent."}])
+        return {**played, "metrics": env.get_metrics()}
     finally:
         env.close()
 

@@ -42,7 +42,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is missing
     raise DependencyNotInstalled("skyrl-gym", extra="skyrl") from exc
 
-__all__ = ["ENV_CLASS", "AgentRLTextEnv", "register_skyrl_envs"]
+__all__ = ["ENV_CLASS", "AgentRLTextEnv", "play_episode", "register_skyrl_envs"]
 
 ENV_CLASS = "agentrl"
 """The name SkyRL's config gives as ``env_class`` (``register_skyrl_envs``'s default)."""
@@ -124,3 +124,21 @@ def register_skyrl_envs(name: str = ENV_CLASS) -> None:
     """Register :class:`AgentRLTextEnv` with SkyRL-Gym as ``name`` (idempotent)."""
     if name not in skyrl_gym.envs.registration.registry:
         skyrl_gym.register(id=name, entry_point="agentrl.integrations.skyrl:AgentRLTextEnv")
+
+
+def play_episode(env: Any, policy: Any, prompt: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """One episode as SkyRL's generator plays it: ``init(prompt)``, then ``step`` the policy's output until ``done``.
+
+    ``policy(env, chat) -> str`` stands in for the model. Returns ``{"return", "turns", "chat"}``, the chat being
+    what the model saw and wrote (the assistant's outputs and the env's ``observations`` appended in turn).
+    """
+    chat, _ = env.init(list(prompt or []))
+    total, done, turns = 0.0, False, 0
+    while not done:
+        output = policy(env, chat)
+        step = env.step(output)
+        total += float(step["reward"])
+        done = bool(step["done"])
+        chat = [*chat, {"role": "assistant", "content": output}, *step["observations"]]
+        turns += 1
+    return {"return": total, "turns": turns, "chat": chat}
