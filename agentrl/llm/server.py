@@ -18,6 +18,11 @@ included, can talk to it. Endpoints:
   is true.
 * ``GET /health``: ``{"status": "ok", "model": NAME}``.
 
+With a ``recorder`` (:func:`create_app`), the server is a *recording endpoint* for training an agent harness:
+every completion call must name its episode, in the ``X-AgentRL-Episode`` header (:data:`EPISODE_HEADER`) or in
+the request's ``user`` field, and the exact prompt ids, sampled ids and logprobs of each call are handed to the
+recorder under that tag (a call without a tag, or with a tag the recorder does not know, gets HTTP 400).
+
 The sampled tokens are exactly the backend's (its own sampling loop, its end-of-turn handling; a
 final EOS token is among the returned tokens but never in the text), and concurrent requests are
 batched by the backend's queue. Only ``n = 1`` and no streaming; ``top_logprobs`` alternatives
@@ -56,9 +61,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentrl.core.errors import AgentRLError
 from agentrl.core.serving import ServerHandle, refuse_remote, start_server_thread
 from agentrl.llm.base import BackendError, Generation, GenerationConfig
+from agentrl.llm.tool_calls import ToolCallError, needs_tool_rendering, parse_tool_calls, render_tool_chat
 
 __all__ = [
     "DEFAULT_PORT",
+    "EPISODE_HEADER",
     "ChatCompletionRequest",
     "CompletionRequest",
     "ModelServer",
@@ -70,6 +77,8 @@ __all__ = [
 
 DEFAULT_PORT = 8000
 """The port of ``agentrl serve-model`` (vLLM's default)."""
+EPISODE_HEADER = "X-AgentRL-Episode"
+"""The header that tags a call with its episode on a recording endpoint (the ``user`` field works too)."""
 DEFAULT_CHAT_MAX_TOKENS = 256
 """``max_tokens`` of a chat request that gives none."""
 DEFAULT_COMPLETION_MAX_TOKENS = 16
@@ -104,7 +113,9 @@ class _Sampling(BaseModel):
 class ChatCompletionRequest(_Sampling):
     """The body of ``POST /v1/chat/completions``."""
 
+    user: str | None = None
     messages: list[_Message] = Field(min_length=1)
+    tools: list[dict[str, Any]] | None = None
     max_completion_tokens: int | None = Field(default=None, ge=1)
     logprobs: bool = False
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
@@ -113,9 +124,14 @@ class ChatCompletionRequest(_Sampling):
 class CompletionRequest(_Sampling):
     """The body of ``POST /v1/completions`` (``prompt``: token ids, or a string to tokenise)."""
 
+    user: str | None = None
     prompt: list[int] | str
     logprobs: int | None = Field(default=None, ge=0, le=20)
     echo: bool = False
+
+
+class _MalformedToolCall(AgentRLError):
+    """The model's reply holds a tool call that cannot be parsed (a recording endpoint fails the episode)."""
 
 
 class _BadRequest(AgentRLError):
@@ -209,14 +225,18 @@ def _usage(generation: Generation, prompt_tokens: int | None = None) -> dict[str
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def create_app(backend: Any, model_name: str | None = None) -> Any:
+def create_app(backend: Any, model_name: str | None = None, recorder: Any = None) -> Any:
     """A FastAPI app serving ``backend`` (anything with ``agenerate``; ``agenerate_ids`` for token-in).
 
     Args:
         backend: the LLM backend; it is not closed when the app stops.
         model_name: the id in ``/v1/models`` and in replies (``backend.name`` by default).
+        recorder: makes this a recording endpoint: ``recorder.knows(tag)`` says whether an episode tag is open,
+            ``recorder.sampling(config)`` may replace a call's sampling settings (a trainer samples at its own
+            temperature, whatever the harness asks), and ``recorder.record(tag, messages, generation)`` takes
+            each call (``messages`` is ``None`` for ``/v1/completions``); see :mod:`agentrl.rollout.recording`.
     """
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI, Header, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -247,9 +267,28 @@ def create_app(backend: Any, model_name: str | None = None) -> Any:
         kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
         return JSONResponse(_error_body(str(exc.detail), kind=kind), status_code=exc.status_code)
 
+    @app.exception_handler(_MalformedToolCall)
+    async def _malformed(request: Request, exc: _MalformedToolCall) -> JSONResponse:
+        return JSONResponse(_error_body(str(exc), "tools", kind="invalid_response_error"), status_code=422)
+
     @app.exception_handler(BackendError)
     async def _backend_failed(request: Request, exc: BackendError) -> JSONResponse:
         return JSONResponse(_error_body(str(exc), kind="server_error"), status_code=500)
+
+    def episode_tag(header: str | None, body: Any) -> str | None:
+        """The call's episode on a recording endpoint (None when not recording); 400 when it has none."""
+        if recorder is None:
+            return None
+        tag = header or body.user
+        if not tag:
+            raise _BadRequest(
+                f"this endpoint records calls for training, and each call needs its episode: send the {EPISODE_HEADER} "
+                "header or the user field (use the client the harness is handed, which sets the header)",
+                "user",
+            )
+        if not recorder.knows(tag):
+            raise _BadRequest(f"unknown episode {tag!r}: it was never opened, or it has ended", "user")
+        return str(tag)
 
     def check_prompt(n_tokens: int) -> None:
         if context is not None and n_tokens >= context:
@@ -267,8 +306,16 @@ def create_app(backend: Any, model_name: str | None = None) -> Any:
         return {"object": "list", "data": [entry]}
 
     @app.post("/v1/chat/completions")
-    async def chat(req: ChatCompletionRequest) -> dict[str, Any]:
+    async def chat(
+        req: ChatCompletionRequest, episode: str | None = Header(default=None, alias=EPISODE_HEADER)
+    ) -> dict[str, Any]:
+        tag = episode_tag(episode, req)
         config = _config(req, req.max_completion_tokens or req.max_tokens, DEFAULT_CHAT_MAX_TOKENS)
+        if tag is not None:
+            config = recorder.sampling(config)
+        history = [m.model_dump(exclude_none=True) for m in req.messages]
+        if needs_tool_rendering(history, req.tools):
+            return await tool_chat(req, history, config, tag)
         messages = [{"role": m.role, "content": _text_content(m, i)} for i, m in enumerate(req.messages)]
         encode = getattr(backend, "encode_prompt", None)
         prompt_tokens = None
@@ -279,6 +326,8 @@ def create_app(backend: Any, model_name: str | None = None) -> Any:
                 raise _BadRequest(f"cannot apply the chat template: {exc}", "messages") from None
             check_prompt(prompt_tokens)
         generation = await backend.agenerate(messages, config)
+        if tag is not None:
+            recorder.record(tag, messages, generation)
         choice: dict[str, Any] = {
             "index": 0,
             "message": {"role": "assistant", "content": generation.text},
@@ -302,9 +351,65 @@ def create_app(backend: Any, model_name: str | None = None) -> Any:
             "usage": _usage(generation, prompt_tokens),
         }
 
+    async def tool_chat(
+        req: ChatCompletionRequest, history: list[dict[str, Any]], config: GenerationConfig, tag: str | None
+    ) -> dict[str, Any]:
+        """A chat request with function calling: the template renders the tools, the reply is parsed back."""
+        generate_ids = getattr(backend, "agenerate_ids", None)
+        if tokens.tokenizer is None or not callable(generate_ids):
+            raise _BadRequest(f"function calling needs a local model with a tokenizer; {name} has none", "tools")
+        try:
+            with tokens.lock:
+                text = render_tool_chat(tokens.tokenizer, history, req.tools)
+        except Exception as exc:  # a template that rejects the roles, arguments that are not JSON objects
+            raise _BadRequest(f"cannot render the conversation with its tools: {exc}", "messages") from None
+        ids = tokens.encode(text)
+        check_prompt(len(ids))
+        generation = await generate_ids(ids, config)
+        if tag is not None:
+            recorder.record(tag, history, generation)
+        try:
+            content, calls = parse_tool_calls(generation.text)
+        except ToolCallError as exc:
+            if tag is None:
+                content, calls = generation.text, []  # as vLLM: an unparsable call stays text
+            else:
+                recorder.fail(tag, f"the model's tool call is malformed: {exc}")
+                raise _MalformedToolCall(f"the model's tool call is malformed: {exc}") from None
+        message: dict[str, Any] = {"role": "assistant", "content": content or (None if calls else "")}
+        if calls:
+            message["tool_calls"] = calls
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": message,
+            "finish_reason": "tool_calls" if calls else generation.finish_reason,
+            "logprobs": None,
+        }
+        if req.logprobs:
+            strings = tokens.strings(generation.token_ids, req.return_tokens_as_token_ids)
+            choice["logprobs"] = {
+                "content": [
+                    {"token": s, "logprob": lp, "bytes": list(s.encode("utf-8")), "top_logprobs": []}
+                    for s, lp in zip(strings, generation.logprobs, strict=False)
+                ]
+            }
+        return {
+            "id": f"chatcmpl-{next(counter)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": name,
+            "choices": [choice],
+            "usage": _usage(generation, len(ids)),
+        }
+
     @app.post("/v1/completions")
-    async def completions(req: CompletionRequest) -> dict[str, Any]:
+    async def completions(
+        req: CompletionRequest, episode: str | None = Header(default=None, alias=EPISODE_HEADER)
+    ) -> dict[str, Any]:
+        tag = episode_tag(episode, req)
         config = _config(req, req.max_tokens, DEFAULT_COMPLETION_MAX_TOKENS)
+        if tag is not None:
+            config = recorder.sampling(config)
         if req.echo:
             raise _BadRequest("echo is not supported", "echo")
         generate_ids = getattr(backend, "agenerate_ids", None)
@@ -322,6 +427,8 @@ def create_app(backend: Any, model_name: str | None = None) -> Any:
             generation = await generate_ids(ids, config)
         except ValueError as exc:
             raise _BadRequest(str(exc), "prompt") from None
+        if tag is not None:
+            recorder.record(tag, None, generation)
         choice: dict[str, Any] = {
             "index": 0,
             "text": generation.text,
@@ -384,6 +491,7 @@ def serve_model(
     model_name: str | None = None,
     allow_remote: bool = False,
     timeout_s: float = 10.0,
+    recorder: Any = None,
 ) -> ModelServer:
     """Serve ``backend`` over an OpenAI-compatible API in a background thread and return the handle.
 
@@ -395,6 +503,7 @@ def serve_model(
         model_name: the model id clients see (``backend.name`` by default).
         allow_remote: allow a non-loopback ``host`` (the server has no authentication).
         timeout_s: how long to wait for the server to start.
+        recorder: serve a recording endpoint (see :func:`create_app`).
 
     Raises:
         ValueError: a non-loopback host without ``allow_remote``.
@@ -410,7 +519,7 @@ def serve_model(
 
         raise DependencyNotInstalled("fastapi and uvicorn", extra="llm") from exc
     name = model_name or getattr(backend, "name", None) or type(backend).__name__
-    app = create_app(backend, name)
+    app = create_app(backend, name, recorder=recorder)
     return start_server_thread(
         app, host, port, timeout_s, name="agentrl-model-server", handle_class=ModelServer, model=name, backend=backend
     )

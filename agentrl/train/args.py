@@ -69,6 +69,16 @@ class TrainArgs:
     env_fn: Callable[[], Any] | None = field(
         default=None, metadata={"help": "a callable that builds the env (overrides ``env``; Python API only)."}
     )
+    harness: str | None = field(
+        default=None,
+        metadata={
+            "help": (
+                "an agent harness, package.module:function, that plays each episode through an OpenAI client "
+                "(run_episode(env, client, model)); the rollouts are its calls, recorded token for token at a "
+                "recording endpoint (agentrl.rollout.harness). The Python API takes the function itself too."
+            )
+        },
+    )
     model: str = field(
         default="tiny",
         metadata={"help": "a Hugging Face model folder, ``tiny`` (a tiny random model, for tests) or ``smollm2``."},

@@ -146,6 +146,8 @@ class PolicyRun:
             team_reward=args.team_reward,
             alternate_seats=args.alternate_seats,
         )
+        if args.harness is not None:
+            self.engine = _harness_engine(args, self.engine, self.backend, self.rollout_config)
         #: The frozen opponent of ``snapshot`` seats (multi-agent envs), refreshed every ``snapshot_every`` steps.
         self.snapshot = getattr(self.engine, "snapshot_policy", None)
         #: Elo of the learner against its opponents (multi-agent envs with a non-learner seat), and
@@ -512,6 +514,25 @@ class PolicyRun:
         if self.logger is not None:
             self.logger.close()
         distributed.destroy(self.dist)
+
+
+def _harness_engine(args: TrainArgs, engine: Any, backend: Any, config: Any) -> Any:
+    """The run's engine replaced by a :class:`~agentrl.rollout.harness.HarnessEngine` over the same backend."""
+    import functools
+
+    import gymnasium as gym
+
+    from agentrl.rollout.harness import HarnessEngine
+
+    engine.close()
+    try:
+        if getattr(engine, "seats", None) is not None:
+            raise ValueError("--harness plays single-agent envs; a multi-agent env's seats need the built-in engine")
+        make_env = args.env_fn or functools.partial(gym.make, args.env, **args.env_kwargs)
+        return HarnessEngine(make_env, args.harness, backend, config)  # type: ignore[arg-type]
+    except BaseException:
+        backend.close()
+        raise
 
 
 def _seat_names(spec: str) -> list[str]:
