@@ -270,8 +270,14 @@ def _run_bench(args: argparse.Namespace) -> int:
     from agentrl.bench.stats import format_summary, summarize
     from agentrl.bench.suites import resolve_env_ids
 
+    harness = getattr(args, "harness", None)
+    if harness and args.agent:
+        raise ValueError("give --agent or --harness, not both")
+    if harness:
+        args.agent = "agentrl.agents.harness:HarnessAgent"
+        args.backend = args.backend or "smollm2"
     if not args.agent:
-        raise ValueError("give an agent: --agent oracle|random|react|package.module:Class")
+        raise ValueError("give an agent: --agent oracle|random|react|package.module:Class, or --harness MODULE:FN")
     env_ids = resolve_env_ids(args.env, args.suite)
     env_kwargs = _parse_kwargs(args.env_kwarg)
     if args.all_tasks and args.episodes is not None:
@@ -288,6 +294,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         if getattr(args, key) is not None:
             backend_options[key] = getattr(args, key)
     agent_options = _parse_kwargs(args.agent_option)
+    if harness:
+        agent_options["harness"] = harness
     if args.temperature is not None:
         agent_options["temperature"] = args.temperature
     if args.max_tokens is not None:
@@ -487,6 +495,13 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--env", nargs="+", metavar="ID", help="env id(s)")
     which.add_argument("--suite", help="a named set of env ids: all, text, games, desktop, quick")
     which.add_argument("--agent", help="oracle, random, react, or an import path package.module:Class")
+    which.add_argument(
+        "--harness",
+        metavar="MODULE:FUNCTION",
+        help="instead of --agent: an agent harness run_episode(env, client, model) that plays each episode through "
+        "an OpenAI client, pointed at --backend's model (smollm2 by default; --backend openai --base-url URL "
+        "--model NAME for a server)",
+    )
     which.add_argument("--episodes", type=int, help="episodes per seed per env (default 10)")
     which.add_argument("--seeds", type=int, nargs="+", default=[0], help="base seeds (default 0)")
     which.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k (default 1)")

@@ -12,6 +12,10 @@ Run it (about an hour on a 2-core CPU with the defaults; ``--quick`` is the few-
 
     python benchmarks/learn_smollm2.py --out runs/learn_smollm2
 
+``--harness examples.harness_openai:run_episode`` plays every episode, training and held-out, with that agent
+harness through the recording endpoint instead of the built-in loop (the committed harness run:
+``benchmarks/results/learn_smollm2_harness.json``).
+
 It writes ``results.json`` (the config, the curve, before and after with intervals), ``curve.png``, and
 the trainer's own run folder (``metrics.jsonl``, ``curves.png``) under ``train/``. The committed hour-long
 run's ``results.json`` and ``curve.png`` are ``benchmarks/results/learn_smollm2.json`` and ``.png``.
@@ -49,6 +53,8 @@ class LearnConfig:
         eval_limit: evaluate on the first this many held-out problems (0: all 111).
         seed: the run's seed (training problems and sampling).
         model: ``smollm2`` (the embedded model) or a model folder.
+        harness: an agent harness, ``package.module:function``, that plays the episodes, training and held-out,
+            through the recording endpoint (``agentrl.rollout.harness``); empty: the built-in loop.
         out: the output folder.
     """
 
@@ -62,6 +68,7 @@ class LearnConfig:
     eval_limit: int = 0
     seed: int = 0
     model: str = "smollm2"
+    harness: str = ""
     out: str = "runs/learn_smollm2"
 
 
@@ -125,6 +132,7 @@ def _train_args(config: LearnConfig, out: Path) -> Any:
         env=ENV_ID,
         env_kwargs={"difficulty": 0, "procedural_split": "train", "max_turns": 1},
         model=config.model,
+        harness=config.harness or None,
         output_dir=str(out / "train"),
         max_steps=config.steps,
         max_new_tokens=config.max_new_tokens,

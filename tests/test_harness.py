@@ -198,7 +198,7 @@ def test_failed_episodes_are_dropped_unless_kept(backend: Any) -> None:
 
 
 def test_a_harness_is_named_module_colon_function() -> None:
-    with pytest.raises(ValueError, match=r"package\.module:function"):
+    with pytest.raises(ValueError, match=r"package\.module:name"):
         load_harness("examples.harness_openai")
     with pytest.raises(ValueError, match="has no 'nope'"):
         load_harness("examples.harness_openai:nope")
@@ -313,3 +313,37 @@ def test_a_malformed_tool_call_fails_the_episode_at_the_endpoint(tmp_path: Path)
         body = {"messages": [{"role": "user", "content": "2+3?"}], "tools": [ADD]}
         status, reply = _post(server.base_url + "/chat/completions", body)
     assert status == 200 and reply["choices"][0]["message"]["content"] == "<tool_call>{add}</tool_call>"
+
+
+def _oracle_harness(env: Any, client: Any, model: str) -> None:
+    env.reset()
+    done = False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(env.unwrapped.oracle_action())
+        done = terminated or truncated
+
+
+def _quits_early(env: Any, client: Any, model: str) -> None:
+    env.reset()
+
+
+def test_agentrl_bench_runs_a_harness_and_scores_it_as_an_agent(tmp_path: Path, backend: Any) -> None:
+    from agentrl.agents.registry import AgentSpec
+    from agentrl.bench.runner import BenchConfig, run_bench
+
+    def bench(harness: Any, name: str) -> list[dict[str, Any]]:
+        spec = AgentSpec(
+            "agentrl.agents.harness:HarnessAgent",
+            backend="transformers",
+            backend_options={"model_path": str(backend.model_path)},
+            agent_options={"harness": harness},
+        )
+        out = tmp_path / name
+        run_bench(BenchConfig(["AgentRL/SQL-v0"], spec, out, episodes=3, progress=False, report=False))
+        return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+    oracle = bench(f"{__name__}:_oracle_harness", "oracle")
+    assert [r["reward"] for r in oracle] == [1.0, 1.0, 1.0] and not any(r["error"] for r in oracle)
+    assert [step["role"] for step in oracle[0]["trajectory"]] == ["env", "agent", "env"]
+    early = bench(f"{__name__}:_quits_early", "early")
+    assert all("returned before the episode ended" in r["error"] for r in early)

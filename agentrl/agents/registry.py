@@ -15,7 +15,6 @@ server).
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import threading
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentrl.core.choices import did_you_mean
+from agentrl.core.imports import import_object
 from agentrl.llm.base import LLMBackend
 from agentrl.llm.registry import BACKEND_NAMES, check_backend_options, make_backend
 
@@ -34,17 +34,7 @@ _LLM_AGENTS = frozenset({"react", "doctor", "vision", "gui"})  # coast works wit
 
 
 def _import_class(path: str) -> type:
-    module_name, _, class_name = path.partition(":")
-    if not module_name or not class_name:
-        raise ValueError(f"an agent import path looks like 'package.module:Class', got {path!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import {module_name!r} for agent {path!r}: {exc}") from None
-    try:
-        return getattr(module, class_name)
-    except AttributeError:
-        raise ValueError(f"module {module_name!r} has no {class_name!r} (agent {path!r})") from None
+    return import_object(path, "agent")  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

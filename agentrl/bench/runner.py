@@ -403,6 +403,68 @@ class _EnvFailure(AgentRLError):
     """The env itself raised: the slot rebuilds it."""
 
 
+class _Played(Exception):
+    """A harness played the episode to its end (it leaves the turn loop of ``_play``)."""
+
+
+class _PlayedEpisode:
+    """The env a harness plays in the bench: reset to the episode's task, every step logged as ``_play`` logs it.
+
+    Env errors are kept (and raised to the harness) so the record says the env failed, not the agent.
+    """
+
+    def __init__(self, env: Any, seed: int | None, options: dict[str, Any] | None, limit: int,
+                 trajectory: list[dict[str, Any]]) -> None:
+        self.env, self.seed, self.options, self.limit, self.trajectory = env, seed, options, limit, trajectory
+        self.reward, self.turns, self.ended = 0.0, 0, False
+        self.task_id: Any = None
+        self.done_reason: Any = None
+        self.info: dict[str, Any] = {}
+        self.reset_error: str | None = None
+        self.step_error: str | None = None
+
+    def __getattr__(self, name: str) -> Any:  # spaces, metadata, unwrapped, render ...
+        return getattr(self.env, name)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Reset to the bench's task (the harness's own seed is ignored: the bench decides the task)."""
+        try:
+            observation, info = self.env.reset(seed=self.seed, options=self.options)
+        except Exception as exc:
+            self.reset_error = _error_text(exc)
+            raise
+        self.task_id, self.info = info.get("task_id"), dict(info)
+        self.trajectory.append({"role": "env", "text": _text(observation, self.limit)})
+        return observation, info
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        """Step the env and log the agent's action and the env's answer."""
+        entry: dict[str, Any] = {"role": "agent", "text": _text(action, self.limit)}
+        if not isinstance(action, str):
+            entry["type"] = type(action).__name__
+        self.trajectory.append(entry)
+        try:
+            observation, reward, terminated, truncated, info = self.env.step(action)
+        except Exception as exc:
+            self.step_error = _error_text(exc)
+            raise
+        self.turns += 1
+        self.reward += float(reward)
+        self.info = dict(info)
+        env_step: dict[str, Any] = {"role": "env", "text": _text(observation, self.limit), "reward": float(reward)}
+        extras = {name: info.get(name) for name in _INFO_FIELDS if info.get(name)}
+        if extras:
+            env_step["info"] = json.loads(_canonical(extras))
+        self.trajectory.append(env_step)
+        if terminated or truncated:
+            self.ended = True
+            self.done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
+        return observation, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        """The bench closes the env; a harness's close does nothing."""
+
+
 def _keep_frame(frames: list[Any], observation: Any, cfg: BenchConfig) -> None:
     """Keep a pixel observation (an ``(H, W, 3)`` uint8 array, or a dict's ``"pixels"``) for the video."""
     if not cfg.video or len(frames) >= cfg.max_video_frames:
@@ -627,8 +689,27 @@ class _Runner:
             from agentrl.agents.base import bind_agent
 
             await _in_daemon_thread(bind_agent, agent, env, timeout=timeout, what="bind to the env")
+            options = {"task_id": spec.task_id} if spec.task_id is not None else None
+            if getattr(agent, "plays_episodes", False):  # a harness: it resets and steps the env itself
+                played = _PlayedEpisode(env, spec.reset_seed, options, limit, trajectory)
+                turns_budget = int(getattr(env.unwrapped, "max_turns", 0) or 50)
+                await _in_daemon_thread(agent.play, played, timeout=timeout * turns_budget, what="play")
+                if played.reset_error is not None:
+                    raise _EnvFailure(f"env.reset failed: {played.reset_error}")
+                if played.step_error is not None:
+                    raise _EnvFailure(f"env.step failed: {played.step_error}")
+                reward_total, turns, task_id, info = played.reward, played.turns, played.task_id, played.info
+                if not played.ended:
+                    raise ValueError(
+                        "the harness returned before the episode ended: run_episode must step the env until it "
+                        f"is terminated or truncated ({turns} steps taken)"
+                    )
+                done_reason = played.done_reason
+                failure = env_failure(info)
+                if failure is not None:
+                    raise _EnvFailure(failure)
+                raise _Played()
             try:
-                options = {"task_id": spec.task_id} if spec.task_id is not None else None
                 observation, info = await asyncio.to_thread(env.reset, seed=spec.reset_seed, options=options)
             except Exception as exc:
                 raise _EnvFailure(f"env.reset failed: {_error_text(exc)}") from exc
@@ -666,6 +747,8 @@ class _Runner:
                     if failure is not None:
                         raise _EnvFailure(failure)
                     break
+        except _Played:
+            pass  # the harness played the whole episode
         except _AgentTimeout as exc:
             error, error_kind, error_cls = str(exc), "timeout", AGENT
             env_ok = False  # the abandoned thread may still touch the env: give the slot a fresh one

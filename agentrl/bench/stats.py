@@ -272,10 +272,15 @@ def agent_label(config: Any) -> str:
 
     >>> agent_label({"agent": "react", "backend": "openai", "backend_options": {"model": "qwen"}})
     'react (openai: qwen)'
+    >>> agent_label({"agent": "agentrl.agents.harness:HarnessAgent", "agent_options": {"harness": "my.agent:run"}})
+    'harness my.agent:run'
     """
     if not isinstance(config, Mapping):
         return str(config)
     label = str(config.get("agent", "?"))
+    options = config.get("agent_options")
+    if label == "agentrl.agents.harness:HarnessAgent" and isinstance(options, Mapping) and options.get("harness"):
+        label = f"harness {options['harness']}"
     backend = config.get("backend")
     if backend:
         options = config.get("backend_options") or {}

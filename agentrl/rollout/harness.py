@@ -21,10 +21,7 @@ longer than the model's context).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
-import os
-import sys
 import threading
 import time
 import uuid
@@ -35,6 +32,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.core.imports import import_object
 from agentrl.rollout.engine import RolloutConfig
 from agentrl.rollout.recording import CallRecorder, trajectory_from_calls
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory
@@ -51,29 +49,14 @@ def load_harness(spec: str | Harness) -> Harness:
     'dumps'
 
     Raises:
-        ValueError: ``spec`` is not ``module:attribute``, or the attribute is not callable.
-        ImportError: the module cannot be imported.
+        ValueError: ``spec`` is not ``module:function``, cannot be imported, or is not callable.
     """
     if callable(spec):
         return spec
-    module_name, _, attribute = str(spec).partition(":")
-    if not module_name or not attribute:
-        raise ValueError(f"a harness is named package.module:function, got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        # `agentrl train --harness examples.my_agent:run` from a project folder: import from there, as python -m does.
-        if exc.name != module_name.split(".")[0] or os.getcwd() in sys.path:
-            raise
-        sys.path.insert(0, os.getcwd())
-        module = importlib.import_module(module_name)
-    try:
-        harness = getattr(module, attribute)
-    except AttributeError:
-        raise ValueError(f"{module_name} has no {attribute!r}; a harness is package.module:function") from None
+    harness = import_object(str(spec), "harness")
     if not callable(harness):
         raise ValueError(f"{spec} is a {type(harness).__name__}, not a callable run_episode(env, client, model)")
-    return harness
+    return harness  # type: ignore[no-any-return]
 
 
 class RecordedEnv(gym.Wrapper[Any, Any, Any, Any]):
