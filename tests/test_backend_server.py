@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,14 +134,31 @@ def test_stop_strings(backend: TransformersBackend, client: OpenAICompatibleBack
     assert client.generate(MESSAGES, config).text == backend.generate(MESSAGES, config).text
 
 
+def test_a_streamed_reply_is_the_same_reply_in_openais_chunks(server: ModelServer) -> None:
+    """``stream=true`` (what verifiers' interception sends): OpenAI's own client reads the chunks back."""
+    import openai
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="none", max_retries=0)
+    kwargs: dict[str, Any] = {"model": "m", "messages": MESSAGES, "max_tokens": 8, "temperature": 0.0}
+    whole = client.chat.completions.create(**kwargs)
+    chunks = list(client.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True}))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == whole.choices[0].message.content
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == whole.choices[0].finish_reason
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
+    prompt = client.completions.create(model="m", prompt=[1, 2, 3], max_tokens=4, temperature=0.0)
+    streamed = list(client.completions.create(model="m", prompt=[1, 2, 3], max_tokens=4, temperature=0.0, stream=True))
+    assert "".join(c.choices[0].text for c in streamed) == prompt.choices[0].text
+
+
 @pytest.mark.parametrize(
     ("path", "body", "fragment"),
     [
         ("/chat/completions", {"model": "m", "messages": []}, "messages"),
         ("/chat/completions", {"model": "m"}, "messages"),
         ("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}], "n": 2}, "n=1"),
-        ("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True},
-         "stream"),
+        ("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True,
+                               "stream_options": 5}, "stream_options"),
         ("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": -1},
          "temperature"),
         ("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 0},

@@ -101,13 +101,8 @@ class ReActAgent(BaseAgent):
     def bind(self, env: Any) -> None:
         """Read the env's system prompt, tool schemas and stop sequences."""
         super().bind(env)
-        base = env.unwrapped
-        prompt = str(getattr(base, "system_prompt", "") or "")
-        action_set = getattr(base, "action_set", None)
-        schemas = action_set.tool_schemas() if action_set is not None else []
-        parts = [prompt.strip(), _describe_tools(schemas), self.extra_instructions.strip()]
-        self.system_prompt = "\n\n".join(part for part in parts if part)
-        self.stop = tuple(base.metadata.get("stop_sequences", ()) or ())
+        self.system_prompt = system_prompt_for(env, self.extra_instructions)
+        self.stop = tuple(env.unwrapped.metadata.get("stop_sequences", ()) or ())
 
     def reset(self, info: dict[str, Any]) -> None:
         """Start a new conversation."""
@@ -177,6 +172,26 @@ def _with_note(pinned: list[ChatMessage], dropped: int) -> list[ChatMessage]:
     task = pinned[-1]
     note = OMITTED_NOTE.format(count=dropped)
     return [*pinned[:-1], {"role": task["role"], "content": f"{task['content']}\n\n{note}"}]
+
+
+def system_prompt_for(env: Any, extra_instructions: str = "") -> str:
+    """The system message the reference agent plays ``env`` with.
+
+    The env's own ``system_prompt``, then its action set's tools described, then ``extra_instructions``: what
+    other front ends (the verifiers taskset) send too, so that their scores match ``agentrl bench``.
+
+    >>> import gymnasium as gym
+    >>> env = gym.make("AgentRL/Letter-v0")
+    >>> system_prompt_for(env) == str(env.unwrapped.system_prompt).strip()
+    True
+    >>> env.close()
+    """
+    base = env.unwrapped
+    prompt = str(getattr(base, "system_prompt", "") or "")
+    action_set = getattr(base, "action_set", None)
+    schemas = action_set.tool_schemas() if action_set is not None else []
+    parts = [prompt.strip(), _describe_tools(schemas), extra_instructions.strip()]
+    return "\n\n".join(part for part in parts if part)
 
 
 def _describe_tools(schemas: Sequence[dict[str, Any]]) -> str:

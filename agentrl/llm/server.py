@@ -25,8 +25,11 @@ recorder under that tag (a call without a tag, or with a tag the recorder does n
 
 The sampled tokens are exactly the backend's (its own sampling loop, its end-of-turn handling; a
 final EOS token is among the returned tokens but never in the text), and concurrent requests are
-batched by the backend's queue. Only ``n = 1`` and no streaming; ``top_logprobs`` alternatives
-are not computed (empty lists). The ``model`` field of a request is not checked. Bad requests
+batched by the backend's queue. Only ``n = 1``; ``top_logprobs`` alternatives are not computed (empty lists).
+``stream=true`` answers with server-sent events in OpenAI's chunk format (``stream_options.include_usage`` adds
+the usage chunk), but the reply is generated whole first and arrives as one content chunk: clients that only
+stream (verifiers' interception, some agent SDKs) work, time to first token is the whole reply's. The ``model``
+field of a request is not checked. Bad requests
 get HTTP 400 with ``{"error": {"message", "type": "invalid_request_error", "param", "code"}}``.
 
 Python::
@@ -50,6 +53,7 @@ The server has no authentication: non-loopback hosts are refused unless ``allow_
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 import time
@@ -107,6 +111,7 @@ class _Sampling(BaseModel):
     seed: int | None = None
     n: int = 1
     stream: bool = False
+    stream_options: dict[str, Any] | None = None
     return_tokens_as_token_ids: bool = False
 
 
@@ -160,8 +165,6 @@ def _config(req: _Sampling, max_tokens: int | None, default_max: int) -> Generat
     """The :class:`GenerationConfig` of a request; :class:`_BadRequest` for what is not supported."""
     if req.n != 1:
         raise _BadRequest(f"only n=1 is supported, got n={req.n}", "n")
-    if req.stream:
-        raise _BadRequest("streaming is not supported; send stream=false", "stream")
     return GenerationConfig(
         max_tokens=max_tokens if max_tokens is not None else default_max,
         temperature=req.temperature,
@@ -169,6 +172,38 @@ def _config(req: _Sampling, max_tokens: int | None, default_max: int) -> Generat
         stop=_stop(req.stop),
         seed=req.seed,
     )
+
+
+def stream_chunks(response: dict[str, Any], include_usage: bool = False) -> list[dict[str, Any]]:
+    """A whole completion ``response`` as the chunks of its ``stream=true`` answer, in OpenAI's format.
+
+    One chunk carries the reply (the role, the content and any tool calls, with their ``index``; or the text of a
+    completion), the next its ``finish_reason``; ``include_usage`` adds a last chunk with no choices and the usage.
+
+    >>> message = {"role": "assistant", "content": "hi"}
+    >>> choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+    >>> reply = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
+    ...          "usage": {"total_tokens": 3}, "choices": [choice]}
+    >>> [c["choices"][0]["delta"] if c["choices"] else c["usage"] for c in stream_chunks(reply, include_usage=True)]
+    [{'role': 'assistant', 'content': 'hi'}, {}, {'total_tokens': 3}]
+    """
+    chat = response["object"] == "chat.completion"
+    head = {key: response[key] for key in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk" if chat else "text_completion"
+    choice = response["choices"][0]
+    if chat:
+        delta = dict(choice["message"])
+        if delta.get("tool_calls"):
+            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(delta["tool_calls"])]
+        first = {"index": 0, "delta": delta, "logprobs": choice["logprobs"], "finish_reason": None}
+        last = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": choice["finish_reason"]}
+    else:
+        first = {"index": 0, "text": choice["text"], "logprobs": choice["logprobs"], "finish_reason": None}
+        last = {"index": 0, "text": "", "logprobs": None, "finish_reason": choice["finish_reason"]}
+    chunks = [{**head, "choices": [first]}, {**head, "choices": [last]}]
+    if include_usage:
+        chunks.append({**head, "choices": [], "usage": response["usage"]})
+    return chunks
 
 
 def _text_content(message: _Message, index: int) -> str:
@@ -238,7 +273,7 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
     """
     from fastapi import FastAPI, Header, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import JSONResponse, StreamingResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     name = model_name or getattr(backend, "name", None) or type(backend).__name__
@@ -305,10 +340,25 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
             entry["max_model_len"] = context
         return {"object": "list", "data": [entry]}
 
+    def answer(req: _Sampling, response: dict[str, Any]) -> Any:
+        """The reply as JSON, or as server-sent events when the request streams."""
+        if not req.stream:
+            return response
+        include_usage = bool((req.stream_options or {}).get("include_usage"))
+        lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in stream_chunks(response, include_usage)]
+        return StreamingResponse(iter([*lines, "data: [DONE]\n\n"]), media_type="text/event-stream")
+
     @app.post("/v1/chat/completions")
-    async def chat(
-        req: ChatCompletionRequest, episode: str | None = Header(default=None, alias=EPISODE_HEADER)
-    ) -> dict[str, Any]:
+    async def chat(req: ChatCompletionRequest, episode: str | None = Header(default=None, alias=EPISODE_HEADER)) -> Any:
+        return answer(req, await chat_reply(req, episode))
+
+    @app.post("/v1/completions")
+    async def completions(
+        req: CompletionRequest, episode: str | None = Header(default=None, alias=EPISODE_HEADER)
+    ) -> Any:
+        return answer(req, await completion_reply(req, episode))
+
+    async def chat_reply(req: ChatCompletionRequest, episode: str | None) -> dict[str, Any]:
         tag = episode_tag(episode, req)
         config = _config(req, req.max_completion_tokens or req.max_tokens, DEFAULT_CHAT_MAX_TOKENS)
         if tag is not None:
@@ -402,10 +452,7 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
             "usage": _usage(generation, len(ids)),
         }
 
-    @app.post("/v1/completions")
-    async def completions(
-        req: CompletionRequest, episode: str | None = Header(default=None, alias=EPISODE_HEADER)
-    ) -> dict[str, Any]:
+    async def completion_reply(req: CompletionRequest, episode: str | None) -> dict[str, Any]:
         tag = episode_tag(episode, req)
         config = _config(req, req.max_tokens, DEFAULT_COMPLETION_MAX_TOKENS)
         if tag is not None:
