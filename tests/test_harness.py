@@ -183,7 +183,7 @@ def test_a_broken_harness_fails_its_episode_with_the_reason(backend: Any, harnes
         failed = engine.run([RolloutRequest(seed=0)])
         assert len(failed) == 1 and failed[0].status == "failed" and reason in str(failed[0].failure)
         # The engine goes on: the next batch, with a working harness, is collected as usual.
-        engine.harness, engine.is_async = _async_plain, True
+        engine.harness = _async_plain  # an async def: call_harness gives it an AsyncOpenAI
         assert [t.status for t in engine.run([RolloutRequest(seed=1), RolloutRequest(seed=2)])] == ["ok", "ok"]
     finally:
         engine.close()

@@ -11,14 +11,11 @@ scored and stored as any agent's.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import threading
 from typing import Any
 
 from agentrl.core.agent import BaseAgent
-from agentrl.core.errors import DependencyNotInstalled
-from agentrl.core.imports import import_object
+from agentrl.core.harness import call_harness, load_harness
 
 __all__ = ["HarnessAgent"]
 
@@ -54,11 +51,10 @@ class HarnessAgent(BaseAgent):
 
     def __init__(self, harness: Any, backend: Any = None, seed: int | None = None) -> None:
         super().__init__()
-        self.harness = harness if callable(harness) else import_object(str(harness), "harness")
+        self.harness = load_harness(harness)
         if backend is None:
             raise ValueError("a harness needs a model: give --backend (smollm2 by default)")
         self.backend = backend
-        self.is_async = inspect.iscoroutinefunction(self.harness)
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         """Not used: a harness plays whole episodes (:meth:`play`)."""
@@ -66,20 +62,5 @@ class HarnessAgent(BaseAgent):
 
     def play(self, env: Any) -> None:
         """Run the harness on ``env`` for one episode."""
-        try:
-            import openai
-        except ImportError as exc:
-            raise DependencyNotInstalled("openai", extra="harness") from exc
         base_url, model = _endpoint(self.backend)
-        if self.is_async:
-
-            async def go() -> None:
-                async with openai.AsyncOpenAI(base_url=base_url, api_key="agentrl", max_retries=0) as client:
-                    await self.harness(env, client, model)
-
-            asyncio.run(go())
-            return
-        with openai.OpenAI(base_url=base_url, api_key="agentrl", max_retries=0) as client:
-            result = self.harness(env, client, model)
-            if inspect.isawaitable(result):
-                asyncio.run(result)  # type: ignore[arg-type]
+        call_harness(self.harness, env, model, base_url=base_url)

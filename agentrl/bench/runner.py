@@ -403,6 +403,25 @@ class _EnvFailure(AgentRLError):
     """The env itself raised: the slot rebuilds it."""
 
 
+def _agent_entry(action: Any, limit: int, seconds: float | None = None) -> dict[str, Any]:
+    """The trajectory's record of an agent turn (``seconds``: how long the agent took, when the bench asked it)."""
+    entry: dict[str, Any] = {"role": "agent", "text": _text(action, limit)}
+    if seconds is not None:
+        entry["seconds"] = round(seconds, 4)
+    if not isinstance(action, str):
+        entry["type"] = type(action).__name__
+    return entry
+
+
+def _env_entry(observation: Any, reward: Any, info: Mapping[str, Any], limit: int) -> dict[str, Any]:
+    """The trajectory's record of an env step: the observation, the reward and the info fields worth keeping."""
+    entry: dict[str, Any] = {"role": "env", "text": _text(observation, limit), "reward": float(reward)}
+    extras = {name: info.get(name) for name in _INFO_FIELDS if info.get(name)}
+    if extras:
+        entry["info"] = json.loads(_canonical(extras))
+    return entry
+
+
 class _Played(Exception):
     """A harness played the episode to its end (it leaves the turn loop of ``_play``)."""
 
@@ -439,10 +458,7 @@ class _PlayedEpisode:
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         """Step the env and log the agent's action and the env's answer."""
-        entry: dict[str, Any] = {"role": "agent", "text": _text(action, self.limit)}
-        if not isinstance(action, str):
-            entry["type"] = type(action).__name__
-        self.trajectory.append(entry)
+        self.trajectory.append(_agent_entry(action, self.limit))
         try:
             observation, reward, terminated, truncated, info = self.env.step(action)
         except Exception as exc:
@@ -451,11 +467,7 @@ class _PlayedEpisode:
         self.turns += 1
         self.reward += float(reward)
         self.info = dict(info)
-        env_step: dict[str, Any] = {"role": "env", "text": _text(observation, self.limit), "reward": float(reward)}
-        extras = {name: info.get(name) for name in _INFO_FIELDS if info.get(name)}
-        if extras:
-            env_step["info"] = json.loads(_canonical(extras))
-        self.trajectory.append(env_step)
+        self.trajectory.append(_env_entry(observation, reward, info, self.limit))
         if terminated or truncated:
             self.ended = True
             self.done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
@@ -721,11 +733,7 @@ class _Runner:
             while True:
                 action_clock = time.perf_counter()
                 action = await _agent_action(agent, observation, info, timeout)
-                step: dict[str, Any] = {"role": "agent", "text": _text(action, limit),
-                                        "seconds": round(time.perf_counter() - action_clock, 4)}
-                if not isinstance(action, str):
-                    step["type"] = type(action).__name__
-                trajectory.append(step)
+                trajectory.append(_agent_entry(action, limit, seconds=time.perf_counter() - action_clock))
                 try:
                     observation, reward, terminated, truncated, info = await asyncio.to_thread(env.step, action)
                 except InvalidActionType as exc:
@@ -736,11 +744,7 @@ class _Runner:
                 turns += 1
                 reward_total += float(reward)
                 _keep_frame(frames, observation, cfg)
-                env_step: dict[str, Any] = {"role": "env", "text": _text(observation, limit), "reward": float(reward)}
-                extras = {name: info.get(name) for name in _INFO_FIELDS if info.get(name)}
-                if extras:
-                    env_step["info"] = json.loads(_canonical(extras))
-                trajectory.append(env_step)
+                trajectory.append(_env_entry(observation, reward, info, limit))
                 if terminated or truncated:
                     done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
                     failure = env_failure(info)  # the env's own machinery failed (a crashed page, a dead display)

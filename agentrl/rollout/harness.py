@@ -20,8 +20,6 @@ longer than the model's context).
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import threading
 import time
 import uuid
@@ -32,31 +30,13 @@ from typing import Any
 import gymnasium as gym
 
 from agentrl.core.errors import DependencyNotInstalled
-from agentrl.core.imports import import_object
+from agentrl.core.harness import Harness, call_harness, load_harness
+from agentrl.llm.server import EPISODE_HEADER
 from agentrl.rollout.engine import RolloutConfig
 from agentrl.rollout.recording import CallRecorder, trajectory_from_calls
 from agentrl.rollout.trajectory import RolloutRequest, Trajectory
 
 __all__ = ["HarnessEngine", "RecordedEnv", "load_harness"]
-
-Harness = Callable[[gym.Env[Any, Any], Any, str], Any]
-
-
-def load_harness(spec: str | Harness) -> Harness:
-    """The harness named ``package.module:function`` (a callable is returned as is).
-
-    >>> load_harness("json:dumps").__name__
-    'dumps'
-
-    Raises:
-        ValueError: ``spec`` is not ``module:function``, cannot be imported, or is not callable.
-    """
-    if callable(spec):
-        return spec
-    harness = import_object(str(spec), "harness")
-    if not callable(harness):
-        raise ValueError(f"{spec} is a {type(harness).__name__}, not a callable run_episode(env, client, model)")
-    return harness  # type: ignore[no-any-return]
 
 
 class RecordedEnv(gym.Wrapper[Any, Any, Any, Any]):
@@ -120,7 +100,6 @@ class HarnessEngine:
             raise DependencyNotInstalled("openai", extra="harness") from exc
         self.make_env = make_env
         self.harness = load_harness(harness)
-        self.is_async = inspect.iscoroutinefunction(self.harness)
         self.backend = backend
         self.config = config or RolloutConfig()
         self.model_name = model_name
@@ -152,26 +131,6 @@ class HarnessEngine:
             done = list(pool.map(lambda request: self._episode(request, url), requests))
         return done if self.config.keep_failed else [t for t in done if t.ok]
 
-    def _client(self, url: str, tag: str) -> Any:
-        import openai
-
-        from agentrl.llm.server import EPISODE_HEADER
-
-        kind = openai.AsyncOpenAI if self.is_async else openai.OpenAI
-        return kind(
-            base_url=url,
-            api_key="agentrl-recording-endpoint",
-            default_headers={EPISODE_HEADER: tag},
-            max_retries=0,  # a refused call is the episode's failure, not something to repeat
-            timeout=self.config.generate_timeout_s,
-        )
-
-    async def _run_async(self, env: RecordedEnv, client: Any) -> None:
-        try:
-            await self.harness(env, client, self.model_name)
-        finally:
-            await client.close()  # inside the episode's event loop: its connections cannot outlive it
-
     def _episode(self, request: RolloutRequest, url: str) -> Trajectory:
         started = time.perf_counter()
         tag = f"ep-{uuid.uuid4().hex}"
@@ -181,14 +140,15 @@ class HarnessEngine:
         env: RecordedEnv | None = None
         try:
             env = RecordedEnv(self.make_env(), request, self.recorder, tag)
-            client = self._client(url, tag)
-            if self.is_async:
-                asyncio.run(self._run_async(env, client))
-            else:
-                with client:
-                    result = self.harness(env, client, self.model_name)
-                    if inspect.isawaitable(result):
-                        asyncio.run(result)  # type: ignore[arg-type]
+            call_harness(
+                self.harness,
+                env,
+                self.model_name,
+                base_url=url,
+                api_key="agentrl-recording-endpoint",
+                headers={EPISODE_HEADER: tag},
+                timeout=self.config.generate_timeout_s,
+            )
         except Exception as exc:  # the harness is user code: any error ends this episode only
             failure = f"the harness raised {type(exc).__name__}: {exc}"
         finally:
