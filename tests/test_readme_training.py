@@ -85,7 +85,10 @@ def test_the_readme_has_training_commands() -> None:
 
 def run_as_written(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     words = list(command)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # The README's harness commands run from the repository root, where `examples.harness_openai` imports; the
+    # scratch folder stands in for it, so the repository is on the path as the root would put it there.
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": path}
     while words and is_assignment(words[0]):  # VAR=value prefixes, as the shell reads them
         key, _, value = words.pop(0).partition("=")
         env[key] = value
