@@ -422,10 +422,6 @@ def _env_entry(observation: Any, reward: Any, info: Mapping[str, Any], limit: in
     return entry
 
 
-class _Played(Exception):
-    """A harness played the episode to its end (it leaves the turn loop of ``_play``)."""
-
-
 class _PlayedEpisode:
     """The env a harness plays in the bench: reset to the episode's task, every step logged as ``_play`` logs it.
 
@@ -720,39 +716,37 @@ class _Runner:
                 failure = env_failure(info)
                 if failure is not None:
                     raise _EnvFailure(failure)
-                raise _Played()
-            try:
-                observation, info = await asyncio.to_thread(env.reset, seed=spec.reset_seed, options=options)
-            except Exception as exc:
-                raise _EnvFailure(f"env.reset failed: {_error_text(exc)}") from exc
-            task_id = info.get("task_id")
-            frames: list[Any] = []
-            _keep_frame(frames, observation, cfg)
-            trajectory.append({"role": "env", "text": _text(observation, limit)})
-            await _in_daemon_thread(agent.reset, info, timeout=timeout, what="reset")
-            while True:
-                action_clock = time.perf_counter()
-                action = await _agent_action(agent, observation, info, timeout)
-                trajectory.append(_agent_entry(action, limit, seconds=time.perf_counter() - action_clock))
+            else:  # the bench plays the turns: reset, then ask the agent and step until the episode ends
                 try:
-                    observation, reward, terminated, truncated, info = await asyncio.to_thread(env.step, action)
-                except InvalidActionType as exc:
-                    # The env refused the action before touching its state: it stays usable.
-                    raise ValueError(f"the agent's action was not accepted: {exc}") from None
+                    observation, info = await asyncio.to_thread(env.reset, seed=spec.reset_seed, options=options)
                 except Exception as exc:
-                    raise _EnvFailure(f"env.step failed: {_error_text(exc)}") from exc
-                turns += 1
-                reward_total += float(reward)
+                    raise _EnvFailure(f"env.reset failed: {_error_text(exc)}") from exc
+                task_id = info.get("task_id")
+                frames: list[Any] = []
                 _keep_frame(frames, observation, cfg)
-                trajectory.append(_env_entry(observation, reward, info, limit))
-                if terminated or truncated:
-                    done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
-                    failure = env_failure(info)  # the env's own machinery failed (a crashed page, a dead display)
-                    if failure is not None:
-                        raise _EnvFailure(failure)
-                    break
-        except _Played:
-            pass  # the harness played the whole episode
+                trajectory.append({"role": "env", "text": _text(observation, limit)})
+                await _in_daemon_thread(agent.reset, info, timeout=timeout, what="reset")
+                while True:
+                    action_clock = time.perf_counter()
+                    action = await _agent_action(agent, observation, info, timeout)
+                    trajectory.append(_agent_entry(action, limit, seconds=time.perf_counter() - action_clock))
+                    try:
+                        observation, reward, terminated, truncated, info = await asyncio.to_thread(env.step, action)
+                    except InvalidActionType as exc:
+                        # The env refused the action before touching its state: it stays usable.
+                        raise ValueError(f"the agent's action was not accepted: {exc}") from None
+                    except Exception as exc:
+                        raise _EnvFailure(f"env.step failed: {_error_text(exc)}") from exc
+                    turns += 1
+                    reward_total += float(reward)
+                    _keep_frame(frames, observation, cfg)
+                    trajectory.append(_env_entry(observation, reward, info, limit))
+                    if terminated or truncated:
+                        done_reason = info.get("done_reason") or ("terminated" if terminated else "truncated")
+                        failure = env_failure(info)  # the env's own machinery failed (a crashed page, a dead display)
+                        if failure is not None:
+                            raise _EnvFailure(failure)
+                        break
         except _AgentTimeout as exc:
             error, error_kind, error_cls = str(exc), "timeout", AGENT
             env_ok = False  # the abandoned thread may still touch the env: give the slot a fresh one
