@@ -347,3 +347,38 @@ def test_agentrl_bench_runs_a_harness_and_scores_it_as_an_agent(tmp_path: Path, 
     assert [step["role"] for step in oracle[0]["trajectory"]] == ["env", "agent", "env"]
     early = bench(f"{__name__}:_quits_early", "early")
     assert all("returned before the episode ended" in r["error"] for r in early)
+
+
+async def _async_openai_harness(env: Any, client: Any, model: str) -> None:
+    observation, _ = env.reset()
+    done = False
+    while not done:
+        reply = await client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": str(observation)}], max_tokens=8
+        )
+        observation, _, terminated, truncated, _ = env.step(reply.choices[0].message.content or "")
+        done = terminated or truncated
+
+
+@pytest.mark.parametrize(
+    "harness", ["examples.harness_openai:run_episode", f"{__name__}:_async_openai_harness"], ids=["sync", "async"]
+)
+def test_a_benched_harness_reports_the_tokens_its_calls_spent(tmp_path: Path, backend: Any, harness: str) -> None:
+    """The bench's token columns count what the harness's calls got back in ``usage`` (they were 0)."""
+    from agentrl.agents.registry import AgentSpec
+    from agentrl.bench.runner import BenchConfig, run_bench
+
+    spec = AgentSpec(
+        "agentrl.agents.harness:HarnessAgent",
+        backend="transformers",
+        backend_options={"model_path": str(backend.model_path)},
+        agent_options={"harness": harness},
+    )
+    out = tmp_path / "bench"
+    run_bench(BenchConfig(["AgentRL/Letter-v0"], spec, out, episodes=2, progress=False, report=False))
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert not any(row["error"] for row in rows), rows
+    for row in rows:
+        # Letter-v0 is one turn: one call, its prompt the observation in the chat template, at most 64 new tokens
+        assert row["turns"] == 1 and row["prompt_tokens"] > 5 and 0 < row["completion_tokens"] <= 64, row
+        assert row["tokens"] == row["prompt_tokens"] + row["completion_tokens"]

@@ -12,6 +12,7 @@ scored and stored as any agent's.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from agentrl.core.agent import BaseAgent
@@ -44,6 +45,10 @@ class HarnessAgent(BaseAgent):
         harness: ``package.module:function`` (or the function), ``run_episode(env, client, model)``, sync or async.
         backend: the LLM backend the harness's client reaches.
         seed: unused (a harness samples as its calls ask).
+
+    Attributes:
+        usage: the episode's ``prompt_tokens`` and ``completion_tokens``, summed over the ``usage`` its calls got
+            back (the bench reports them as any agent's tokens).
     """
 
     name = "harness"
@@ -55,12 +60,18 @@ class HarnessAgent(BaseAgent):
         if backend is None:
             raise ValueError("a harness needs a model: give --backend (smollm2 by default)")
         self.backend = backend
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         """Not used: a harness plays whole episodes (:meth:`play`)."""
         raise RuntimeError("a harness plays whole episodes; the bench calls HarnessAgent.play(env)")
 
     def play(self, env: Any) -> None:
-        """Run the harness on ``env`` for one episode."""
+        """Run the harness on ``env`` for one episode; :attr:`usage` counts the tokens its calls reported."""
         base_url, model = _endpoint(self.backend)
-        call_harness(self.harness, env, model, base_url=base_url)
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        call_harness(self.harness, env, model, base_url=base_url, on_usage=self._count)
+
+    def _count(self, usage: Mapping[str, Any]) -> None:
+        for key in self.usage:
+            self.usage[key] += int(usage.get(key, 0) or 0)

@@ -48,18 +48,22 @@ def call_harness(
     api_key: str = "agentrl",
     headers: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    on_usage: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> None:
     """Play one episode: ``harness(env, client, model)`` with an OpenAI client at ``base_url``, closed after.
 
     An ``async def`` harness gets an ``AsyncOpenAI`` in an event loop of its own (this call blocks until the
     episode ends). The client never retries: a refused call is the episode's failure, not something to repeat.
-    ``timeout`` (seconds per call) is the client's own default when ``None``.
+    ``timeout`` (seconds per call) is the client's own default when ``None``. ``on_usage`` is called with the
+    ``usage`` of every JSON reply (OpenAI's ``prompt_tokens``/``completion_tokens``), read off the wire, so the
+    tokens a harness spends are counted whatever it does with the replies (a streamed reply is not counted).
 
     Raises:
         DependencyNotInstalled: the ``openai`` package is missing.
         Exception: whatever the harness raises.
     """
     try:
+        import httpx
         import openai
     except ImportError as exc:
         raise DependencyNotInstalled("openai", extra="harness") from exc
@@ -72,12 +76,47 @@ def call_harness(
 
         async def play() -> None:
             # Inside the episode's event loop: the client's connections cannot outlive it.
+            if on_usage is not None:
+                options["http_client"] = httpx.AsyncClient(event_hooks={"response": [_async_usage_hook(on_usage)]})
             async with openai.AsyncOpenAI(**options) as client:
                 await harness(env, client, model)
 
         asyncio.run(play())
         return
+    if on_usage is not None:
+        options["http_client"] = httpx.Client(event_hooks={"response": [_usage_hook(on_usage)]})
     with openai.OpenAI(**options) as client:
         result = harness(env, client, model)
         if inspect.isawaitable(result):
             asyncio.run(result)  # type: ignore[arg-type]
+
+
+def _reported_usage(response: Any) -> Mapping[str, Any] | None:
+    """The ``usage`` object of a JSON reply (``None`` for errors, streams and replies without one)."""
+    if response.status_code != 200 or not response.headers.get("content-type", "").startswith("application/json"):
+        return None
+    try:
+        usage = response.json().get("usage")
+    except (ValueError, AttributeError):
+        return None
+    return usage if isinstance(usage, Mapping) else None
+
+
+def _usage_hook(on_usage: Callable[[Mapping[str, Any]], None]) -> Callable[[Any], None]:
+    def hook(response: Any) -> None:
+        response.read()  # the body is kept: the client parses it after this hook
+        usage = _reported_usage(response)
+        if usage is not None:
+            on_usage(usage)
+
+    return hook
+
+
+def _async_usage_hook(on_usage: Callable[[Mapping[str, Any]], None]) -> Callable[[Any], Any]:
+    async def hook(response: Any) -> None:
+        await response.aread()
+        usage = _reported_usage(response)
+        if usage is not None:
+            on_usage(usage)
+
+    return hook
