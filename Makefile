@@ -67,13 +67,13 @@ AGENTRL_REQUIRE_SYSTEM ?= 1
 # Two pytest-xdist workers: much of the suite waits (desktops, browsers, servers, subprocesses), so two overlap on
 # 2 cores; a module stays on one worker and every Docker test on one (tests/conftest.py). PYTEST_WORKERS=0: serial.
 # The browser tests (Chromium, Ruffle's Flash frames) run after, alone: a game frame timed against a busy second worker
-# missed its move once in three runs.
+# missed its move once in three runs. --durations: each run prints its slowest tests, to see where the suite's time goes.
 PYTEST_WORKERS ?= 2
 test: setup
 	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks
 	$(VENV)/bin/mypy
-	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser"
-	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -m browser
+	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
+	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -m browser --durations=15
 
 lint: setup
 	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks
