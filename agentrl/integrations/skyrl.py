@@ -31,10 +31,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import gymnasium as gym
-
 from agentrl.core.errors import DependencyNotInstalled
 from agentrl.core.serialize import json_safe
+from agentrl.integrations._text_env import make_text_env
 
 try:
     import skyrl_gym
@@ -74,15 +73,8 @@ class AgentRLTextEnv(BaseTextEnv):  # type: ignore[misc]
                 "(env_extras) or in environment.skyrl_gym.agentrl"
             )
         make_kwargs = {**dict(config.get("make_kwargs") or {}), **dict(row.get("make_kwargs") or {})}
-        remote = _setting(row, config, "remote")
-        if remote:
-            make_kwargs["remote"] = remote
         self.env_id = str(env_id)
-        self.env = gym.make(self.env_id, **make_kwargs)
-        spaces = (self.env.observation_space, self.env.action_space)
-        if not all(isinstance(space, gym.spaces.Text) for space in spaces):
-            self.env.close()
-            raise ValueError(f"{self.env_id} does not take text actions; SkyRL-Gym envs are text in, text out")
+        self.env = make_text_env(self.env_id, make_kwargs, _setting(row, config, "remote"), engine="SkyRL-Gym")
         self.seed = _setting(row, config, "seed")
         self.options = _setting(row, config, "options")
         self.max_turns = int(getattr(self.env.unwrapped, "max_turns", 1))

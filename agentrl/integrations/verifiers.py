@@ -51,6 +51,7 @@ from pydantic import Field, model_validator
 from agentrl.agents.react import system_prompt_for
 from agentrl.bench.runner import reset_seed_for
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.integrations._text_env import make_text_env
 
 try:
     import verifiers.v1 as vf
@@ -75,23 +76,6 @@ __all__ = [
 
 TASKSET_ID = "agentrl-verifiers"
 """The id verifiers knows the taskset by (``vf-eval agentrl-verifiers``; the module ``agentrl_verifiers``)."""
-
-
-def _make(env_id: str, env_kwargs: dict[str, Any], remote: str | None) -> gym.Env:
-    import agentrl  # noqa: F401  (registers the ids)
-
-    kwargs = dict(env_kwargs)
-    if remote:
-        kwargs["remote"] = remote
-    env = gym.make(env_id, **kwargs)
-    spaces = (env.observation_space, env.action_space)
-    if not all(isinstance(space, gym.spaces.Text) for space in spaces):
-        env.close()
-        raise ValueError(
-            f"{env_id} is not text in, text out (observation {env.observation_space}, action {env.action_space}); "
-            "the verifiers adapter plays text envs: `agentrl list` marks them"
-        )
-    return env
 
 
 def stop_sequences_of(env_id: str) -> list[str]:
@@ -144,7 +128,7 @@ class AgentRLTaskset(vf.Taskset[AgentRLTask, AgentRLTasksetConfig]):
     def load(self) -> Iterator[AgentRLTask]:
         """Yield the tasks (the env is made once, to read its system prompt and check it is text)."""
         config = self.config
-        env = _make(config.env, config.env_kwargs, config.remote)
+        env = make_text_env(config.env, config.env_kwargs, config.remote, engine="verifiers")
         try:
             system_prompt = system_prompt_for(env, config.extra_instructions)
         finally:
@@ -188,7 +172,9 @@ class AgentRLEnv(vf.Env[AgentRLEnvConfig]):
     async def run(self, task: AgentRLTask, agents: Any) -> None:
         """One episode: observation -> reply -> ``env.step(reply)`` until the env ends it or the run stops."""
         info = task.data.info
-        env = await asyncio.to_thread(_make, info["env"], info.get("env_kwargs") or {}, info.get("remote"))
+        env = await asyncio.to_thread(
+            make_text_env, info["env"], info.get("env_kwargs"), info.get("remote"), engine="verifiers"
+        )
         try:
             observation, _ = await asyncio.to_thread(env.reset, seed=int(info["reset_seed"]))
             episode_return, turns, final_info = 0.0, 0, {}

@@ -34,6 +34,7 @@ from uuid import uuid4
 import gymnasium as gym
 
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.integrations._text_env import make_text_env
 
 _INSTALL = "pip install 'agentrl-gym[verl]' && pip install --no-deps verl==0.9.1"
 
@@ -129,18 +130,9 @@ def dataset_rows(
 
 
 def _make_env(spec: Mapping[str, Any]) -> gym.Env[Any, Any]:
-    make_kwargs = dict(spec["make_kwargs"])
-    if spec["remote"]:
-        make_kwargs["remote"] = spec["remote"]
-    env = gym.make(spec["env_id"], **make_kwargs)
-    if not isinstance(env.action_space, gym.spaces.Text):
-        env.close()
-        raise ValueError(
-            f"{spec['env_id']} takes {env.action_space} actions, not text: a verl agent loop writes text. "
-            "Pick a text env (agentrl list), or an env's text action mode via make_kwargs "
-            '(e.g. {"action_mode": "text"})'
-        )
-    return env
+    return make_text_env(
+        spec["env_id"], spec["make_kwargs"], spec["remote"], engine="a verl agent loop", text_observations=False
+    )
 
 
 @register(AGENT_NAME)
