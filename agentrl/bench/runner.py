@@ -79,6 +79,7 @@ __all__ = [
     "agent_seed_for",
     "env_fingerprint",
     "episode_key",
+    "episode_success",
     "merge_install_commands",
     "plan_episodes",
     "plan_sweep",
@@ -230,6 +231,16 @@ def _derive(*numbers: int) -> int:
     import numpy as np
 
     return int(np.random.SeedSequence(list(numbers)).generate_state(1, dtype=np.uint32)[0])
+
+
+def episode_success(final_info: Mapping[str, Any], episode_return: float, threshold: float = 1.0) -> bool:
+    """Whether an episode counts as solved: the final ``info``'s boolean ``success``, else return >= ``threshold``.
+
+    >>> episode_success({"success": False}, 1.0), episode_success({}, 1.0), episode_success({}, 0.5)
+    (False, True, False)
+    """
+    flag = final_info.get("success")
+    return bool(flag) if isinstance(flag, bool) else episode_return >= threshold
 
 
 def reset_seed_for(seed: int, index: int) -> int:
@@ -757,8 +768,7 @@ class _Runner:
             error_cls = INFRASTRUCTURE if _infrastructure_exception(exc) else AGENT
         wall = time.perf_counter() - clock
         if error is None:
-            flag = info.get("success")
-            success = bool(flag) if isinstance(flag, bool) else reward_total >= cfg.success_threshold
+            success = episode_success(info, reward_total, cfg.success_threshold)
         else:
             trajectory.append({"role": "error", "text": error})
             reward_total, success = 0.0, False

@@ -49,7 +49,7 @@ import gymnasium as gym
 from pydantic import Field, model_validator
 
 from agentrl.agents.react import system_prompt_for
-from agentrl.bench.runner import reset_seed_for
+from agentrl.bench.runner import episode_success, reset_seed_for
 from agentrl.core.errors import DependencyNotInstalled
 from agentrl.integrations._text_env import make_text_env
 
@@ -189,8 +189,7 @@ class AgentRLEnv(vf.Env[AgentRLEnvConfig]):
                     if terminated or truncated:
                         break
                     segment = await interaction.turn(str(observation))
-                flag = final_info.get("success")
-                success = bool(flag) if isinstance(flag, bool) else episode_return >= 1.0
+                success = episode_success(final_info, episode_return)
                 trace = interaction.trace
                 trace.record_reward("env_reward", episode_return, 1.0)
                 trace.record_metric("success", float(success))
