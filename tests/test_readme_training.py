@@ -63,6 +63,11 @@ def train_commands(text: str) -> list[tuple[list[str], list[str] | None]]:
 
 
 COMMANDS = train_commands(README)
+#: A command that a ``--resume true`` command continues runs there first, in the same folder, with the same checks
+#: on its steps (they are the first lines of the resumed run's metrics); running it on its own too would train it
+#: twice.
+RESUMED = [before for _, before in COMMANDS if before is not None]
+RUN_ALONE = [(words, before) for words, before in COMMANDS if words not in RESUMED]
 
 
 def marks_for(words: list[str]) -> list[pytest.MarkDecorator]:
@@ -81,6 +86,8 @@ def test_the_readme_has_training_commands() -> None:
     assert any("tiny-vlm" in c and "FlashGame-Catch" in c and " grpo " in c for c in lines)
     assert any("tiny-vlm" in c and "FlashGame-Catch" in c and " ppo " in c for c in lines)
     assert any("--resume true" in c for c in lines) and all(b for w, b in COMMANDS if "--resume" in w)
+    # every command runs: on its own, or first in the test of the command that resumes it
+    assert len(RUN_ALONE) + len(RESUMED) == len(COMMANDS) and RESUMED
 
 
 def run_as_written(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -101,7 +108,7 @@ def run_as_written(command: list[str], cwd: Path) -> subprocess.CompletedProcess
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize(
     ("words", "before"),
-    [pytest.param(w, b, marks=marks_for(w), id=shlex.join(w).split("agentrl train ")[1][:90]) for w, b in COMMANDS],
+    [pytest.param(w, b, marks=marks_for(w), id=shlex.join(w).split("agentrl train ")[1][:90]) for w, b in RUN_ALONE],
 )
 def test_readme_training_command_runs_as_written(words: list[str], before: list[str] | None, tmp_path: Path) -> None:
     command = shlex.join(words)
