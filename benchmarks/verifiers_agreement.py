@@ -58,9 +58,10 @@ def run_bench(
     if done.returncode != 0:
         output = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         raise RuntimeError(f"agentrl bench failed (exit {done.returncode}):\n{output}")
+    from agentrl.bench.results import load_run
+
     played: dict[int, dict[str, Any]] = {}
-    for line in (out / "results.jsonl").read_text().splitlines():
-        row = json.loads(line)
+    for row in load_run(out):
         played[int(row["episode"])] = {
             "reward": float(row["reward"]),
             "turns": int(row["turns"]),
