@@ -24,7 +24,7 @@ DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mouse
 # tasks stay reported as needing it.
 FULL_DESKTOP_PACKAGES := libreoffice-calc libreoffice-writer libreoffice-impress gimp vlc thunderbird
 
-.PHONY: demo test lint system-deps setup clean ruffle desktop-full
+.PHONY: demo test docs lint system-deps setup clean ruffle desktop-full
 
 # The main job on built-in defaults: benchmark the oracle, a random agent and the ReAct agent on the
 # embedded SmolLM2 over a small sample of every registered env (text envs, games, the desktop), into
@@ -70,14 +70,24 @@ AGENTRL_REQUIRE_SYSTEM ?= 1
 # missed its move once in three runs. --durations: each run prints its slowest tests, to see where the suite's time goes.
 PYTEST_WORKERS ?= 2
 test: setup
-	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks
+	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks docs
 	$(VENV)/bin/mypy
+	$(MKDOCS) build --strict
 	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
 	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -m browser --durations=15
 
 lint: setup
-	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks
+	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks docs
 	$(VENV)/bin/mypy
+
+# The documentation site (mkdocs.yml, docs/) into site/, offline. docs/hooks.py generates a page per env id: it makes
+# each env, runs its snippet and renders the pixel envs' first observation and the games' and the desktop's oracle
+# (Chromium, Xvfb), so a page that cannot be made fails the build. --strict: a broken link, a missing page or a
+# docstring that does not render fails it too. `make test` runs the same build; tests/test_docs*.py check site/.
+MKDOCS := HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs
+docs: setup
+	$(MKDOCS) build --strict
+	@echo "site: $(abspath site)/index.html"
 
 setup: system-deps $(STAMP) ruffle
 
@@ -111,4 +121,4 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info site

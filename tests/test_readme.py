@@ -1,4 +1,8 @@
-"""Every ```python block of the README runs as written (each in a fresh interpreter)."""
+"""Every ```python block of the README and the site's hand-written pages runs as written (in a fresh interpreter).
+
+The hand-written pages are ``docs/**/*.md`` (the guides, the design notes); the generated env pages run their own
+snippets while the site builds (``docs/hooks.py``).
+"""
 
 from __future__ import annotations
 
@@ -11,19 +15,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+#: the README, then the site's hand-written pages, in a stable order
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+TEXTS = {path: path.read_text() for path in DOC_FILES}
 # A block ends at a line that is only ``` (a fence inside a string, as in the first example, does not end it).
-BLOCKS = re.findall(r"^```python\n(.*?)^```$", README, re.S | re.M)
+FENCED = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
+FOUND = [(path, block) for path, text in TEXTS.items() for block in FENCED.findall(text)]
+BLOCKS = [block for _, block in FOUND]
 
 
 def _title(index: int) -> str:
-    start = README.index(BLOCKS[index])
-    heading = [line for line in README[:start].splitlines() if line.startswith("#")][-1]
-    return f"{index}-" + re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")[:40]
+    path, block = FOUND[index]
+    text = TEXTS[path]
+    heading = [line for line in text[: text.index(block)].splitlines() if line.startswith("#")][-1]
+    return f"{index}-{path.stem}-" + re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")[:40]
 
 
-def test_the_readme_has_snippets() -> None:
+def test_the_readme_and_the_guides_have_snippets() -> None:
     assert len(BLOCKS) >= 6
+    assert any(path.name == "README.md" for path, _ in FOUND)
 
 
 @pytest.mark.timeout(300)
@@ -33,4 +43,5 @@ def test_readme_snippet_runs(index: int) -> None:
     done = subprocess.run(
         [sys.executable, "-c", BLOCKS[index]], capture_output=True, text=True, timeout=280, cwd=ROOT, env=env
     )
-    assert done.returncode == 0, f"README block {index} failed:\n{BLOCKS[index]}\n{done.stderr[-3000:]}"
+    where = FOUND[index][0].relative_to(ROOT)
+    assert done.returncode == 0, f"{where}: block {index} failed:\n{BLOCKS[index]}\n{done.stderr[-3000:]}"

@@ -1,4 +1,4 @@
-"""Every ``agentrl train`` command in the README's bash blocks runs as written, with its default settings.
+"""Every ``agentrl train`` command in the bash blocks of the README and the guides runs as written, at its defaults.
 
 A test that shortens a command's settings can pass while the README's own line fails (issue 30: the pixel
 command failed at its defaults, its test passed with ``--max-turns 3``). So each command is taken from the
@@ -28,7 +28,8 @@ pytest.importorskip("torch", reason="torch is not installed (pip install 'agentr
 pytest.importorskip("transformers", reason="transformers is not installed (pip install 'agentrl-gym[train]')")
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+#: the README and the site's hand-written pages (the guides hold the training commands)
+README = "\n".join(path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
 
 #: Commands (by a fragment that only they contain) that the README gives as recorded long runs, and why not here.
 MEASURED_RUNS = {

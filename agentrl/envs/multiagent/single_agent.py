@@ -57,6 +57,40 @@ _SEAT_MODES = ("alternate", "random")
 class SingleAgentEnv(EpisodeEnv[str, Any]):
     """A learner's seat of an AEC text game against fixed opponents.
 
+    ## Description
+
+    The learner plays one seat of a PettingZoo AEC text game; every other seat is played by a fixed
+    opponent (``random``, ``scripted``, the game's ``best`` player, or any agent), so single-agent tools
+    (``agentrl bench``, the trainers, Stable-Baselines3 on text) use the game unchanged.
+
+    ## Action Space
+
+    The game's: a move as text (``[3]``, ``[2 3]``, ``[bet]``...); a reply with more text around the move
+    is read the same way.
+
+    ## Observation Space
+
+    ``UnicodeText``: the board or the learner's private view, the opponents' last moves and the legal
+    moves (``info["legal_moves"]``).
+
+    ## Rewards
+
+    0 until the game ends; then +1 for a win, -1 for a loss, 0 for a draw (the learner's seat).
+
+    ## Starting State
+
+    A new game from ``reset(seed=...)``; the opponents move until it is the learner's turn.
+
+    ## Episode End
+
+    Terminated at the end of the game (``done_reason="game_over"``; two invalid moves in a row lose it),
+    truncated when the game's move budget runs out (``"max_turns"``).
+
+    ## Version History
+
+    v1: ``info["turn"]`` is the contract's, the learner's turns taken. v0 (deprecated) reports the game's
+    move count there (read ``info["game_turn"]``).
+
     Args:
         env: the AEC env, a function making it (``tictactoe_v0.env``), or a name from
             ``MULTIAGENT_ENVS`` (``"tictactoe_v0"``; ``env_kwargs`` go to its ``env()``).

@@ -95,6 +95,47 @@ def builtin_tasks(*, installed: Sequence[str] | None = None) -> list[OSWorldTask
 class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
     """A desktop task from OSWorld's JSON format, on a real X desktop.
 
+    ## Description
+
+    One real Linux desktop per env (its own Xvfb display, xfwm4, a private HOME, Debian's xterm, mousepad,
+    thunar, galculator and Chromium; LibreOffice and more with ``make desktop-full``), always reached
+    through the desktop HTTP server, locally or remote. A task is OSWorld's JSON: an instruction, setup
+    steps (files, commands, apps to open) and an evaluator (getters and metrics). The shipped tasks, or
+    OSWorld's own ``evaluation_examples`` folder.
+
+    ## Action Space
+
+    ``action_space="pyautogui"``: Python code using ``pyautogui`` as a str, run in a sandboxed child bound
+    to the display; ``"computer_13"``: OSWorld's 13 action types as a ``Dict`` (or its JSON text). Both
+    accept ``WAIT``, ``DONE`` and ``FAIL``.
+
+    ## Observation Space
+
+    A ``Dict`` with ``instruction`` and, by ``obs_type``: ``screenshot`` (``Box(0, 255, (H, W, 3), uint8)``,
+    ``screen_size``), ``accessibility_tree`` (the linearized AT-SPI tree, trimmed to ``a11y_max_tokens``),
+    both, or for ``"som"`` the screenshot with numbered boxes and the table of marks.
+
+    ## Rewards
+
+    0 on every step; when the episode ends, the task's evaluator runs and its score in ``[0, 1]`` is the
+    reward (``info["eval_details"]`` per metric, ``reward_components={"evaluator": score}``).
+
+    ## Starting State
+
+    ``reset`` kills what the last episode left, restores HOME and runs the task's setup steps; the task is
+    ``task_id``, ``options={"task_id": ...}``, or drawn from the pool with the reset's seed.
+
+    ## Episode End
+
+    Terminated by ``DONE`` (``done_reason="done"``), ``FAIL`` (``"fail"``) or a desktop failure
+    (``"env_error"``); truncated by the step budget (``"max_steps"``; 15 by default, as OSWorld).
+
+    ## Version History
+
+    v0: initial release; since issue 19 on the episode contract, with ``turn``, ``turns_left``,
+    ``tool_error``, ``void_turn`` and ``reward_components`` added to ``info`` and ``step``/``steps_left``
+    deprecated (same values; removed in v1).
+
     Args:
         tasks: the task pool: :class:`OSWorldTask` objects, or a path: a folder of OSWorld task JSON
             files, a task list (``evaluation_examples/test_all.json``, or the ``evaluation_examples``
@@ -126,10 +167,6 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
     The oracle (the contract's convention): ``oracle_action()`` replays the task's ``"oracle"``
     actions step by step; for OSWorld's own tasks, which carry none, the scripted solutions of
     :mod:`~agentrl.envs.osworld.tasks.real_oracles` (by task id).
-
-    Version history: v0, initial release; since issue 19 on the episode contract, with ``turn``,
-    ``turns_left``, ``tool_error``, ``void_turn`` and ``reward_components`` added to ``info`` and
-    ``step``/``steps_left`` deprecated (same values; removed in v1).
 
     >>> import gymnasium as gym, agentrl
     >>> env = gym.make("AgentRL/OSWorld-v0", task_id="os-echo-hello")  # doctest: +SKIP
