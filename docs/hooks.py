@@ -546,3 +546,11 @@ def on_files(files: Any, config: Any) -> Any:
     for page in all_pages():
         files.append(File.generated(config, page.path, content=page.content))
     return files
+
+
+_HTML_ROLE = re.compile(r":(?:class|func|meth|data|attr|mod|exc|obj):<code>(~?)([^<]*)</code>")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """Sphinx roles in the API pages' docstrings (``:func:`x```, rendered as ``:func:<code>x</code>``) as code."""
+    return _HTML_ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)

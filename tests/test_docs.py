@@ -154,3 +154,9 @@ def test_the_pages_of_the_benchmark_envs_and_the_seats_have_the_gymnasium_sectio
         page = (site / "envs" / spec.env_id / "index.html").read_text()
         missing = [s for s in sections if f">{s}<" not in page and f">{s}\n" not in page]
         assert missing == [], f"{spec.env_id}: its docstring has no {missing} section"
+
+
+def test_no_page_shows_a_raw_sphinx_role(site: Path) -> None:
+    raw = [str(p.relative_to(site)) for p in site.rglob("*.html")
+           if re.search(r":(class|func|meth|data|attr|mod):(<code>|`)", p.read_text())]
+    assert raw == []
