@@ -71,6 +71,7 @@ class DesktopClient:
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._own_cache = False  # a temp dir made by cache_dir: close() removes it
         self._osworld_server = False  # set once a route of ours is missing: OSWorld's own VM server
+        self._cannot_settle = False  # set once POST /settle is missing (OSWorld's server, or an older one of ours)
 
     @property
     def cache_dir(self) -> Path:
@@ -256,6 +257,22 @@ class DesktopClient:
             self._osworld_server = True  # a PNG came back: the raw format is not spoken there
             return _decode_png(data)
         return _decode_png(self.screenshot_png())
+
+    def settle(self, max_s: float = 1.0, quiet_s: float = 0.02) -> dict[str, Any] | None:
+        """``POST /settle`` (ours): wait until the screen holds still; ``None`` where the server has no such route.
+
+        Returns ``{"waited_s", "settled", "polls"}``. OSWorld's own VM server answers 404: the caller pauses
+        instead (:class:`~agentrl.envs.osworld.env.OSWorldEnv` sleeps ``max_s``, as its fixed pause).
+        """
+        if self._osworld_server or self._cannot_settle:
+            return None
+        try:
+            return self._json("POST", "/settle", {"max_s": max_s, "quiet_s": quiet_s}, self.timeout_s + max_s)
+        except urllib.error.HTTPError as exc:
+            if exc.code != 404:
+                raise
+            self._cannot_settle = True  # OSWorld's server, or ours from before /settle
+            return None
 
     def open_file(self, path: str, timeout_s: float = 10.0) -> dict[str, Any]:
         """``POST /setup/open_file``: open ``path`` in its app, wait for a window."""

@@ -11,7 +11,8 @@ and returns the first observation (files that ``download`` steps and ``cloud_fil
 from the offline asset cache that ``agentrl osworld fetch-assets`` fills; a task whose files are not
 there fails its reset with :class:`~agentrl.envs.osworld.tasks.assets.MissingAsset`, naming the URL and that
 command). Each ``step`` runs one action (pyautogui code in a sandboxed
-child bound to that display, or one computer_13 action), waits ``pause_s`` and observes. ``DONE``,
+child bound to that display, or one computer_13 action), waits until the screen holds still (unchanged,
+and the desktop's apps idle, for ``quiet_s``; at most ``settle_s``) and observes. ``DONE``,
 ``FAIL`` or the step budget (15 by default, as OSWorld; 50 and 100 are its other settings) ends the
 episode, and only then is the task's evaluator run: the reward is its score in ``[0, 1]``, with
 ``info["eval_details"]`` per metric.
@@ -113,7 +114,9 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
 
     A ``Dict`` with ``instruction`` and, by ``obs_type``: ``screenshot`` (``Box(0, 255, (H, W, 3), uint8)``,
     ``screen_size``), ``accessibility_tree`` (the linearized AT-SPI tree, trimmed to ``a11y_max_tokens``),
-    both, or for ``"som"`` the screenshot with numbered boxes and the table of marks.
+    both, or for ``"som"`` the screenshot with numbered boxes and the table of marks. An observation is taken
+    once the desktop holds still after the action (the screen unchanged and its apps idle for ``quiet_s``, at
+    most ``settle_s``), not after a fixed pause.
 
     ## Rewards
 
@@ -158,7 +161,12 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         max_steps: the step budget (OSWorld runs 15, 50 or 100).
         provider: ``"local"`` (a desktop on this machine), ``"remote"`` (``server_url``) or ``"docker"``.
         server_url, token: the remote desktop server and its bearer token.
-        pause_s: seconds to wait after an action before the screenshot (apps redraw).
+        settle_s: after an action (and a reset), wait until the screen is unchanged and the desktop's apps
+            are idle for ``quiet_s``, at most ``settle_s`` seconds, then observe (``POST /settle``,
+            :mod:`~agentrl.envs.osworld.runtime.settle`); 0 turns it off.
+        quiet_s: how long the screen and the apps must hold still.
+        pause_s: a fixed pause after an action, before the settle. ``None`` (default): none where the desktop
+            settles, 0.1 s on a server that cannot (OSWorld's own VM server).
         wait_s: seconds a ``WAIT`` action waits.
         action_timeout_s: the deadline of one action's code.
         a11y_max_tokens: the budget the linearized tree is trimmed to.
@@ -194,7 +202,9 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         provider: str = "local",
         server_url: str | None = None,
         token: str | None = None,
-        pause_s: float = 0.1,
+        settle_s: float = 1.0,
+        quiet_s: float = 0.02,
+        pause_s: float | None = None,
         wait_s: float = 1.0,
         action_timeout_s: float = 10.0,
         a11y_max_tokens: int = 10_000,
@@ -244,7 +254,13 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self.obs_type = obs_type
         self.action_mode = action_space
         self.provider = provider
-        self.pause_s = float(pause_s)
+        if not (0 <= settle_s <= 10 and quiet_s >= 0):
+            raise ValueError(f"expected 0 <= settle_s <= 10 and quiet_s >= 0, got {settle_s=}, {quiet_s=}")
+        self.settle_s = float(settle_s)
+        self.quiet_s = float(quiet_s)
+        self.pause_s = None if pause_s is None else float(pause_s)
+        #: the last settle's ``{"waited_s", "settled", "polls"}`` (``None``: no settle, or the server cannot)
+        self.last_settle: dict[str, Any] | None = None
         self.wait_s = float(wait_s)
         self.action_timeout_s = float(action_timeout_s)
         self.a11y_max_tokens = int(a11y_max_tokens)
@@ -441,7 +457,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self.last_setup_s = run_setup(self.client, task.config, base_dir=base_dir, assets=self.assets,
                                       lenient=task.from_osworld, warnings=setup_warnings)
         self.task = task
-        time.sleep(self.pause_s)
+        self._wait_for_screen()
         obs = self._observe()
         return obs, {**self._desktop_info(None), "setup_warnings": setup_warnings}
 
@@ -539,11 +555,21 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         if action.kind in ("DONE", "FAIL"):
             return None
         result = self.client.pyautogui(action.code, timeout_s=self.action_timeout_s)
-        time.sleep(self.pause_s)
+        self._wait_for_screen()
         if result.get("ok"):
             return None
         error = str(result.get("error") or "the action failed").strip()
         return error[-2000:]
+
+    def _wait_for_screen(self) -> None:
+        """After an action: the fixed pause, if any, then wait until the desktop holds still (``settle_s``)."""
+        if self.pause_s:
+            time.sleep(self.pause_s)
+        self.last_settle = None
+        if self.settle_s:
+            self.last_settle = self.client.settle(self.settle_s, min(self.quiet_s, self.settle_s))
+        if self.settle_s and self.last_settle is None and self.pause_s is None:
+            time.sleep(0.1)  # a server that cannot settle (OSWorld's VM server): the fixed pause of before
 
     def _evaluate(self, parsed: Action | None) -> tuple[float, list[dict[str, Any]]]:
         assert self.task is not None

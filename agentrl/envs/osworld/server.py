@@ -21,6 +21,8 @@ that :func:`agentrl.envs.osworld.tasks.evaluate.evaluate` needs::
                             {"file_path", "content_b64"} -> writes a file under HOME
     POST /pyautogui         {"code": "...", "timeout_s": 10} -> DesktopSession.run_pyautogui's dict (ours)
     GET  /screenshot?format=raw  -> H x W x 3 RGB bytes, X-Width / X-Height headers (ours)
+    POST /settle            {"max_s": 1.0, "quiet_s": 0.02} -> {"waited_s", "settled", "polls"}: wait until the
+                            screen is unchanged and the apps idle (DesktopSession.settle; ours)
     POST /reset             kill the apps, restore HOME (ours)
     GET  /health            {"alive": bool, "crashed": [app, ...]} (ours)
     GET  /apps              {"apps": [...]}: the desktop apps installed where the server runs (ours)
@@ -478,6 +480,16 @@ class DesktopServer:
         timeout = self._timeout(body.get("timeout_s", 10.0))
         return self.session.run_pyautogui(code, timeout_s=timeout)
 
+    def settle(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``POST /settle`` (ours): wait until the screen holds still (at most ``max_s``, up to 10 s)."""
+        max_s, quiet_s = body.get("max_s", 1.0), body.get("quiet_s", 0.02)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (max_s, quiet_s)):
+            raise HTTPStatusError(400, f"max_s and quiet_s must be numbers, got {max_s!r} and {quiet_s!r}")
+        if not (0 <= max_s <= 10 and 0 <= quiet_s <= max_s):
+            raise HTTPStatusError(400, f"expected 0 <= quiet_s <= max_s <= 10, got max_s={max_s}, quiet_s={quiet_s}")
+        result = self.session.settle(max_s=float(max_s), quiet_s=float(quiet_s))
+        return {"waited_s": round(result.waited_s, 4), "settled": result.settled, "polls": result.polls}
+
     def accessibility(self) -> dict[str, Any]:
         """``GET /accessibility``: ``{"AT": xml}``; 503 without AT-SPI, 504 when the dump times out."""
         from agentrl.core.errors import SandboxUnavailable
@@ -730,6 +742,7 @@ def create_app(server: DesktopServer) -> Any:
         ("/setup/activate_window", "POST", json_route(functools.partial(server.window_action, action="activate"))),
         ("/setup/close_window", "POST", json_route(functools.partial(server.window_action, action="close"))),
         ("/reset", "POST", json_route(lambda body: server.reset())),
+        ("/settle", "POST", json_route(server.settle)),
         ("/platform", "GET", platform),
         ("/screen_size", ("GET", "POST"), screen_size),
         ("/apps", "GET", apps),

@@ -69,7 +69,8 @@
     };
   }
 
-  const AgentRL = { games: {}, game: null, spec: null, canvas: null, ctx: null, rng };
+  // wallNow: real milliseconds, for what runs in real time (a page's loading), never for the game's own time
+  const AgentRL = { games: {}, game: null, spec: null, canvas: null, ctx: null, rng, wallNow: () => RealDate.now() };
   AgentRL.register = function (name, spec) { AgentRL.games[name] = spec; };
 
   function asList(x) { return Array.isArray(x) ? x.slice() : Array.from(x || []); }

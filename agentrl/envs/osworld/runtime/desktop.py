@@ -57,6 +57,8 @@ import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
 from agentrl.envs.osworld.runtime.jail import Jail, JailProcess
+from agentrl.envs.osworld.runtime.settle import ProcessActivity, SettleResult
+from agentrl.envs.osworld.runtime.settle import settle as settle_screen
 
 __all__ = ["APT_PACKAGES", "DesktopSession", "ensure_xvfb"]
 
@@ -772,6 +774,22 @@ class DesktopSession:
         shot = self._grab()
         bgra = np.frombuffer(shot.bgra, dtype=np.uint8).reshape(shot.height, shot.width, 4)
         return np.ascontiguousarray(bgra[:, :, 2::-1])
+
+    def settle(self, max_s: float = 1.0, quiet_s: float = 0.02) -> SettleResult[bytes]:
+        """Wait until the screen is unchanged and the desktop's apps idle for ``quiet_s``, ``max_s`` at most.
+
+        Watched: the raw screen, and the CPU time of the sandbox's processes and the window manager
+        (:func:`~agentrl.envs.osworld.runtime.settle.settle`). Returns the wait's figures; the frame is the
+        screen's raw BGRA bytes.
+        """
+        self._check_open()
+
+        def roots() -> list[int | None]:
+            wm = self._state.wm
+            jail = self._state.jail
+            return [jail.host_pid if jail is not None else None, wm.pid if wm is not None else None]
+
+        return settle_screen(lambda: self._grab().raw, ProcessActivity(roots), max_s=max_s, quiet_s=quiet_s)
 
     def screenshot_png(self) -> bytes:
         """The screen as PNG bytes."""

@@ -59,10 +59,12 @@ __all__ = [
     "HOST_DPKG",
     "OVERRIDE_NAME",
     "VMState",
+    "GTK_SETTINGS",
     "VM_GSETTINGS",
     "VM_PACKAGES",
     "default_wallpaper",
     "override_text",
+    "write_gtk_settings",
 ]
 
 VM_GSETTINGS: dict[str, dict[str, str]] = {
@@ -100,6 +102,21 @@ _DPKG_FILES = ("available", "diversions", "statoverride", "arch", "cmethopt")
 _DPKG_DIRS = ("alternatives", "triggers", "parts")
 _PRIVATE_VAR = {"lib-apt": "/var/lib/apt", "cache-apt": "/var/cache/apt", "cache-debconf": "/var/cache/debconf",
                 "log": "/var/log"}  # fmt: skip
+
+
+GTK_SETTINGS = "[Settings]\ngtk-cursor-blink = false\n"
+"""GTK's settings for every app of the desktop (GTK 3 and 4, and Chromium, which reads GTK's): the text caret
+does not blink. A blinking caret changes the screen twice a second with nothing happening, so two screenshots of
+one state would differ and the screen would never hold still for :meth:`DesktopSession.settle`. OSWorld's VM
+blinks it; nothing an agent or an evaluator reads depends on it."""
+
+
+def write_gtk_settings(config: Path) -> None:
+    """``gtk-3.0/settings.ini`` and ``gtk-4.0/settings.ini`` under ``config`` (a folder of ``XDG_CONFIG_DIRS``)."""
+    for version in ("gtk-3.0", "gtk-4.0"):
+        folder = config / version
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "settings.ini").write_text(GTK_SETTINGS, encoding="utf-8")
 
 
 def override_text(wallpaper: str, settings: Mapping[str, Mapping[str, str]] = VM_GSETTINGS) -> str:
@@ -171,6 +188,9 @@ class VMState:
         links cost seconds to make on some disks."""
         self.note = ""
         self._dpkg_stamp: tuple[int, ...] | None = None
+        self.config = self.share / "xdg"
+        """A system config folder first in ``XDG_CONFIG_DIRS``: GTK's settings (:data:`GTK_SETTINGS`)."""
+        write_gtk_settings(self.config)
         default_wallpaper(self.wallpaper, width, height)
         self._compile_schemas()
         if os.path.isfile("/var/lib/dpkg/status"):  # last: nothing below can fail and leave the folder behind
@@ -205,13 +225,16 @@ class VMState:
             self.note = f"glib-compile-schemas failed: {result.stderr.strip()[-300:]}"
 
     def env(self) -> dict[str, str]:
-        """Variables for every process of the desktop (``GSETTINGS_SCHEMA_DIR``)."""
-        return {"GSETTINGS_SCHEMA_DIR": str(self.schema_dir)} if self.schema_dir is not None else {}
+        """Variables for every process of the desktop: ``XDG_CONFIG_DIRS`` and ``GSETTINGS_SCHEMA_DIR``."""
+        env = {"XDG_CONFIG_DIRS": f"{self.config}:{os.environ.get('XDG_CONFIG_DIRS') or '/etc/xdg'}"}
+        if self.schema_dir is not None:
+            env["GSETTINGS_SCHEMA_DIR"] = str(self.schema_dir)
+        return env
 
     # ------------------------------------------------------------------ the sandbox's binds
     @property
     def readable(self) -> list[Path]:
-        """Folders bound read-only at their own path (the wallpaper and the compiled schemas)."""
+        """Folders bound read-only at their own path (the wallpaper, the compiled schemas, GTK's settings)."""
         return [self.share]
 
     @property

@@ -9,11 +9,13 @@
 //
 // Ruffle runs under the runtime's virtual clock: its frame loop (requestAnimationFrame, timers,
 // performance.now) advances only when the env steps. Loading (fetch, wasm compile, promises) runs in
-// real time: `ready` stays false until the movie is loaded and two frames in a row look the same, so
-// the env steps frames until ready. Moves dispatch synthetic pointer events on Ruffle's canvas at the named point.
+// real time: `ready` stays false until the movie is loaded and its frame has held still for QUIET_MS of real
+// time (the desktop's settle, for a page), so the env steps frames until ready. Moves dispatch synthetic pointer events on Ruffle's canvas at the named point.
 (function () {
   "use strict";
   const DEFAULT_SIZE = [240, 180];
+  // how long (real time) the loaded movie's frame must hold still before the first observation
+  const QUIET_MS = 150;
 
   function clamp255(x) { return Math.max(0, Math.min(255, Math.round(x))); }
 
@@ -60,6 +62,7 @@
           this.reached = []; this.score = 0; this.done = false; this.won = false; this.ready = false;
           this.history = []; this.solutionIndex = 0; this.clicks = 0; this.error = null;
           this.loadedFrames = 0; this.lastSignature = null; this.lastCheckAt = null;
+          this.stillSince = 0; this.stillChecks = 0;
           if (this.player) this.player.remove();
           if (!window.RufflePlayer || !window.RufflePlayer.newest) {
             this.error = "Ruffle is not loaded (the page needs <script src=\"/ruffle/ruffle.js\">)";
@@ -168,15 +171,20 @@
         check() {
           if (!this.ready) {
             if (!this.loaded()) return;
-            // ready once two frames in a row are the same (or after 30 loaded frames, for a movie that moves):
-            // what Ruffle decodes in real time (images, fonts) lands before the first observation, under load too
+            // ready once the frame has held still for QUIET_MS of real time over at least 3 checks (or after 60
+            // loaded frames, for a movie that moves): what Ruffle decodes in real time (images, fonts) lands before
+            // the first observation, under load too. Two equal frames in a row were not enough: a decode that
+            // landed after them made the first observation differ between runs with one seed.
             // (frames, not calls: update and draw both check within one frame, so it compares frames by the clock)
             const now = performance.now();
             if (now === this.lastCheckAt) return;
             this.lastCheckAt = now;
             const sig = this.signature();
             this.loadedFrames += 1;
-            const settled = sig === this.lastSignature || this.loadedFrames >= 30;
+            const wall = AgentRL.wallNow();
+            if (sig !== this.lastSignature) { this.stillSince = wall; this.stillChecks = 0; }
+            this.stillChecks += 1;
+            const settled = (this.stillChecks >= 3 && wall - this.stillSince >= QUIET_MS) || this.loadedFrames >= 60;
             this.lastSignature = sig;
             if (!settled) return;
             this.ready = true;

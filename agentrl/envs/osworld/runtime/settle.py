@@ -1,0 +1,133 @@
+"""Wait for the desktop to hold still: the screen unchanged and its apps idle, instead of a fixed pause.
+
+After an action an app may redraw at once (a key in xterm), after a few frames (a menu), or after
+loading (a dialog listing a folder, a page). A fixed pause is too long for the first and too short for
+the last. :func:`settle` polls two cheap signals until both have been quiet for ``quiet_s``:
+
+* the screen: the raw frame compared with the previous one (an X ``GetImage``, no encoding);
+* the desktop's processes: the time each of their threads spent on a CPU or waiting for one
+  (``/proc/<pid>/task/<tid>/schedstat``), so an app that is still working (or is runnable but was
+  preempted by a busy machine) keeps the wait going even while the screen has not changed yet.
+
+It returns at ``max_s`` at the latest (an app that never idles: an animation, a busy loop). The X
+server itself is not counted: our own screen grabs keep it busy; what it draws shows on the screen.
+The text caret does not blink on this desktop (``vm_state.GTK_SETTINGS``), or the screen would never
+hold still.
+
+>>> frames = iter([b"a", b"b", b"b", b"b", b"b"])
+>>> result = settle(lambda: next(frames), lambda: 0, max_s=1.0, quiet_s=0.0, poll_s=0.0)
+>>> result.settled, result.frame
+(True, b'b')
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+__all__ = ["ProcessActivity", "SettleResult", "settle"]
+
+Frame = TypeVar("Frame")
+
+#: a poll's CPU time (busy + waiting to run) above this share of the poll's wall time means "still working"
+BUSY_FRACTION = 0.05
+
+
+@dataclass(frozen=True)
+class SettleResult(Generic[Frame]):
+    """The last frame, how long the wait took, whether the desktop held still (``False``: ``max_s`` ran out)."""
+
+    frame: Frame
+    waited_s: float
+    settled: bool
+    polls: int
+
+
+class ProcessActivity:
+    """The CPU time of a tree of processes (every thread's time on and waiting for a CPU), in nanoseconds.
+
+    ``roots`` gives the host pids at the top of the tree (the desktop's sandbox, its window manager); their
+    descendants are found again on every call, so apps started meanwhile count.
+
+    >>> activity = ProcessActivity(lambda: [os.getpid()])
+    >>> activity() > 0
+    True
+    """
+
+    def __init__(self, roots: Callable[[], Iterable[int | None]]) -> None:
+        self.roots = roots
+
+    def pids(self) -> list[int]:
+        """The roots and every descendant (``/proc/<pid>/task/<tid>/children``)."""
+        out = [pid for pid in self.roots() if pid]
+        index = 0
+        while index < len(out):
+            pid = out[index]
+            index += 1
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                        out.extend(int(child) for child in handle.read().split())
+                except (OSError, ValueError):
+                    continue
+        return out
+
+    def __call__(self) -> int:
+        """The nanoseconds every thread of the tree has spent on a CPU or runnable and waiting for one."""
+        total = 0
+        for pid in self.pids():
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
+                        on_cpu, waiting, _ = handle.read().split()
+                    total += int(on_cpu) + int(waiting)
+                except (OSError, ValueError):
+                    continue
+        return total
+
+
+def settle(
+    grab: Callable[[], Frame],
+    activity: Callable[[], int],
+    *,
+    max_s: float = 1.0,
+    quiet_s: float = 0.02,
+    poll_s: float = 0.005,
+    busy_fraction: float = BUSY_FRACTION,
+) -> SettleResult[Frame]:
+    """Poll ``grab`` and ``activity`` until the frame and the CPU time have both been still for ``quiet_s``.
+
+    ``grab()`` returns something comparable with ``==`` (the raw screen bytes); ``activity()`` a growing
+    count of nanoseconds (:class:`ProcessActivity`). A poll is still when its frame equals the previous
+    one and the CPU time grew by at most ``busy_fraction`` of the poll's wall time. Returns the last frame
+    at the latest after ``max_s``.
+    """
+    start = previous_at = still_since = time.perf_counter()
+    frame = grab()
+    busy = activity()
+    polls = 0
+    while True:
+        elapsed = time.perf_counter() - start
+        if elapsed >= max_s:
+            return SettleResult(frame, elapsed, False, polls)
+        if poll_s > 0:
+            time.sleep(min(poll_s, max_s - elapsed))
+        polls += 1
+        next_frame, next_busy = grab(), activity()
+        now = time.perf_counter()
+        if next_frame != frame or next_busy - busy > busy_fraction * (now - previous_at) * 1e9:
+            still_since = now
+        elif now - still_since >= quiet_s:
+            return SettleResult(next_frame, now - start, True, polls)
+        frame, busy, previous_at = next_frame, next_busy, now
