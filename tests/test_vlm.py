@@ -281,3 +281,31 @@ def test_validate_names_an_image_without_its_tokens(backend: TransformersVLMBack
     t.images.append(t.images[0])  # a second image whose tokens are not in the sequence
     with pytest.raises(ValueError, match=r"image 1's \d+ tokens are not in the sequence"):
         t.validate()
+
+
+def test_each_image_goes_through_the_vision_tower_once(backend: TransformersVLMBackend, monkeypatch: Any) -> None:
+    """A screenshot read again at a later turn's prefill reuses its features; the tokens and logprobs are the same."""
+    image = np.full((24, 24, 3), 77, np.uint8)
+    messages = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "y"}]}]
+    config = GenerationConfig(max_tokens=4, temperature=0.0)
+    assert backend._features_by_image  # the tiny VLM is Idefics3: it takes precomputed features
+    monkeypatch.setattr(backend, "_features_by_image", False)
+    from_pixels = backend.generate(messages, config)
+    monkeypatch.setattr(backend, "_features_by_image", True)
+    calls: list[int] = []
+    inner = backend.model.model
+    real = inner.get_image_features
+
+    def counting(pixel_values: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(int(pixel_values.shape[0]))
+        return real(pixel_values, *args, **kwargs)
+
+    monkeypatch.setattr(inner, "get_image_features", counting)
+    first, second = backend.generate(messages, config), backend.generate(messages, config)
+    assert first.token_ids == second.token_ids == from_pixels.token_ids
+    assert max(abs(a - b) for a, b in zip(first.logprobs, from_pixels.logprobs, strict=True)) < 1e-5
+    assert calls == [1]  # one image, through the tower once for both generations
+    backend.load_weights({k: v.clone() for k, v in backend.model.state_dict().items()})
+    assert backend._feature_cache == {}  # new weights: the old features are gone
+    backend.generate(messages, config)
+    assert calls == [1, 1]

@@ -140,8 +140,13 @@ class TransformersVLMBackend(TransformersBackend):
         vocab = tokenizer.get_vocab()
         self._image_ids = tuple(sorted(vocab[token] for token in _IMAGE_TOKENS if token in vocab))
         self._image_cache: dict[str, EncodedImage] = {}
+        #: an image's features (the vision tower and connector's output) by its digest: an episode's screenshot is
+        #: read at every later turn's prefill (its whole context is prefilled again), so the vision tower runs once
+        #: per image, not once per turn. Emptied when the weights change (load_weights).
+        self._feature_cache: dict[str, Any] = {}
         super().__init__(model_path, **kwargs)
         self._placeholder_id = int(self._tokenizer.convert_tokens_to_ids(self._image_placeholder))
+        self._features_by_image = _takes_image_features(self._model)
 
     def _load_model(self, transformers: Any, dtype: Any) -> Any:
         model = transformers.AutoModelForImageTextToText.from_pretrained(self.model_path, dtype=dtype)
@@ -258,7 +263,53 @@ class TransformersVLMBackend(TransformersBackend):
         return [f.result() for f in futures]
 
     def _prefill_inputs(self, rows: list[_Row]) -> dict[str, Any]:
-        return pixel_inputs([list(row.request.images) for row in rows], self.device)
+        images = [list(row.request.images) for row in rows]
+        if self._features_by_image:
+            return self._image_features(images)
+        return pixel_inputs(images, self.device)
+
+    def _image_features(self, images_per_row: list[list[EncodedImage]]) -> dict[str, Any]:
+        """The batch's image features as the model's ``mm_encoder_outputs``, each image's computed once (cached)."""
+        from transformers.modeling_outputs import BaseModelOutputWithPooling
+
+        torch = self._torch
+        flat = [image for images in images_per_row for image in images]
+        if not flat:
+            return {}
+        missing = list({image.digest: image for image in flat if image.digest not in self._feature_cache}.values())
+        if missing:
+            batch = pixel_inputs([[image] for image in missing], self.device)  # one image per row
+            out = self._model.model.get_image_features(
+                batch["pixel_values"], batch.get("pixel_attention_mask"), return_dict=True
+            )
+            for image, features in zip(missing, out.pooler_output, strict=True):
+                if len(self._feature_cache) >= FEATURE_CACHE_SIZE:
+                    self._feature_cache.pop(next(iter(self._feature_cache)))
+                self._feature_cache[image.digest] = features
+        merged = torch.cat([self._feature_cache[image.digest] for image in flat])
+        return {"mm_encoder_outputs": {"image": BaseModelOutputWithPooling(pooler_output=[merged])}}
+
+    def load_weights(self, state_dict: dict[str, Any]) -> None:
+        """As :meth:`TransformersBackend.load_weights`; the cached image features go with the old weights."""
+        with self._model_lock:
+            self._feature_cache.clear()
+        super().load_weights(state_dict)
+        with self._model_lock:
+            self._feature_cache.clear()
+
+
+#: image features kept (an image of a 224-pixel tiny VLM: 64 x 64 floats; SmolVLM-256M's: 64 x 576)
+FEATURE_CACHE_SIZE = 256
+
+
+def _takes_image_features(model: Any) -> bool:
+    """Whether the model takes precomputed image features (``mm_encoder_outputs``: Idefics3/SmolVLM, transformers 5)."""
+    import inspect
+
+    inner = getattr(model, "model", None)
+    if inner is None or not callable(getattr(inner, "get_image_features", None)):
+        return False
+    return "mm_encoder_outputs" in inspect.signature(type(model).forward).parameters
 
 
 def pixel_inputs(images_per_row: Sequence[Sequence[EncodedImage]], device: Any = "cpu") -> dict[str, Any]:
