@@ -1,6 +1,6 @@
 """The desktop's settle: steps per second with the default settings, and proof that no screenshot is taken too soon.
 
-    python benchmarks/desktop_settle.py            # every app installed here (about 3 minutes)
+    python benchmarks/desktop_settle.py            # every app installed here (about 5 minutes on 2 cores)
     python benchmarks/desktop_settle.py --apps xterm mousepad --json out.json
 
 Scripted episodes in the desktop's apps (xterm: commands and their output; mousepad: typing, a menu, the

@@ -171,3 +171,14 @@ def test_a_server_without_settle_gets_the_fixed_pause(env: Any, monkeypatch: pyt
     monkeypatch.setattr(time, "sleep", lambda s: (slept.append(s), real_sleep(s)))
     env.step("pyautogui.press('a')")
     assert env.last_settle is None and 0.1 in slept
+
+
+@_desktop
+def test_the_settle_benchmark_runs_small(env: Any) -> None:
+    # (the env fixture checked that a desktop with xterm starts here)
+    from benchmarks.desktop_settle import Episode, run_episode
+
+    episode = Episode("xterm", ["xterm"], ["pyautogui.write('ls /')", "pyautogui.press('enter')"], "xterm")
+    row = run_episode(episode, {}, reference_s=0.5)
+    assert row["steps"] == 2 and row["equal"] == 2 and row["steps_per_s"] > 0 and not row["errors"]
+    assert all(r["settle"]["settled"] for r in row["rows"])
