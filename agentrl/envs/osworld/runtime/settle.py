@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -60,33 +60,33 @@ class ProcessActivity:
     def __init__(self, roots: Callable[[], Iterable[int | None]]) -> None:
         self.roots = roots
 
-    def pids(self) -> list[int]:
-        """The roots and every descendant (``/proc/<pid>/task/<tid>/children``)."""
-        out = [pid for pid in self.roots() if pid]
+    def _walk(self) -> Iterator[tuple[int, list[str]]]:
+        """Each process of the tree with its threads' ids; children are found through every thread."""
+        queue = [pid for pid in self.roots() if pid]
         index = 0
-        while index < len(out):
-            pid = out[index]
+        while index < len(queue):
+            pid = queue[index]
             index += 1
             try:
                 tids = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue
+            except OSError:  # gone: no threads
+                tids = []
             for tid in tids:
                 try:
                     with open(f"/proc/{pid}/task/{tid}/children") as handle:
-                        out.extend(int(child) for child in handle.read().split())
+                        queue.extend(int(child) for child in handle.read().split())
                 except (OSError, ValueError):
                     continue
-        return out
+            yield pid, tids
+
+    def pids(self) -> list[int]:
+        """The roots and every descendant (``/proc/<pid>/task/<tid>/children``)."""
+        return [pid for pid, _ in self._walk()]
 
     def __call__(self) -> int:
         """The nanoseconds every thread of the tree has spent on a CPU or runnable and waiting for one."""
         total = 0
-        for pid in self.pids():
-            try:
-                tids = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue
+        for pid, tids in self._walk():
             for tid in tids:
                 try:
                     with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
