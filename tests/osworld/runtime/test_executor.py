@@ -92,6 +92,26 @@ def test_trivial_calls_are_fast(worker: PyautoguiWorker) -> None:
     assert (time.monotonic() - started) / 20 < 0.05  # a few ms in practice; loose for slow CI
 
 
+def test_pyautogui_pauses_between_calls_as_on_osworld_not_after_the_last(worker: PyautoguiWorker) -> None:
+    # OSWorld runs each action with pyautogui's default PAUSE (0.1 s after every call); `click(); write()` relies on
+    # it. The worker keeps it between calls and drops the one after the last call (the env waits for the screen).
+    timed = "t0 = time.monotonic(); {calls}; print(round(time.monotonic() - t0, 3))"
+    one = float(worker.run(timed.format(calls="pyautogui.moveTo(5, 5)"))["output"])
+    three = float(worker.run(timed.format(calls="pyautogui.moveTo(5, 5); pyautogui.moveTo(6, 6); "
+                                                "pyautogui.moveTo(7, 7)"))["output"])
+    slept = float(worker.run(timed.format(calls="pyautogui.moveTo(5, 5); time.sleep(0.15); pyautogui.moveTo(6, 6)"))
+                  ["output"])
+    assert one < 0.08, one
+    assert 0.2 <= three < 0.5, three
+    assert 0.15 <= slept < 0.24, slept  # a sleep of the agent's own counts towards the pause
+    # an action that turns the pause off does not turn it off for the next one (a fresh `python -c` on OSWorld)
+    fast = float(worker.run("pyautogui.PAUSE = 0; " + timed.format(calls="pyautogui.moveTo(5, 5); "
+                                                                         "pyautogui.moveTo(6, 6)"))["output"])
+    assert fast < 0.08, fast
+    again = float(worker.run(timed.format(calls="pyautogui.moveTo(5, 5); pyautogui.moveTo(6, 6)"))["output"])
+    assert again >= 0.1, again
+
+
 def test_infinite_loop_times_out_and_next_call_works(worker: PyautoguiWorker) -> None:
     pid = worker.pid
     started = time.monotonic()

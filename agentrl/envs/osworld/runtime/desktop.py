@@ -804,10 +804,10 @@ class DesktopSession:
         """Run the agent's pyautogui ``code`` in the session's sandboxed worker bound to this display.
 
         The worker (:class:`~agentrl.envs.osworld.runtime.executor.PyautoguiWorker`) imports pyautogui once
-        (FAILSAFE off, PAUSE 0) and runs each snippet under bubblewrap where it is installed: a
-        read-only root, no network, only this HOME writable. Returns ``{"ok", "output", "error",
-        "timed_out"}``; a snippet past ``timeout_s`` is killed with the worker, which restarts on the
-        next call.
+        (FAILSAFE off; pyautogui's 0.1 s PAUSE between a snippet's calls, not after the last) and runs each
+        snippet under bubblewrap where it is installed: a read-only root, no network, only this HOME writable.
+        Returns ``{"ok", "output", "error", "timed_out"}``; a snippet past ``timeout_s`` is killed with the
+        worker, which restarts on the next call.
         """
         self._check_open()
         assert self._worker_thread is not None

@@ -1,7 +1,8 @@
 """A persistent, sandboxed pyautogui worker bound to one X display.
 
 :class:`PyautoguiWorker` starts one child Python process that imports ``pyautogui`` once
-(``FAILSAFE=False``, ``PAUSE=0``: the env waits after actions itself) and then runs the agent's code
+(``FAILSAFE=False``; pyautogui's 0.1 s ``PAUSE`` between the calls of a snippet, as on OSWorld's VM, but
+not after its last call: the env waits for the screen itself) and then runs the agent's code
 snippets sent over a pipe, each in a fresh namespace with ``pyautogui`` and ``time`` predefined.
 Requests and replies are length-prefixed JSON frames (4-byte big-endian length, then UTF-8 JSON) on
 two dedicated pipes, so nothing the agent prints can corrupt the protocol.
@@ -112,7 +113,27 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
         _import_error = traceback.format_exc()
 if pyautogui is not None:
     pyautogui.FAILSAFE = False
-    pyautogui.PAUSE = 0
+    # OSWorld's VM runs each action with pyautogui's default PAUSE, 0.1 s after every call, and agents' code is
+    # written against it: in `click(x, y); write("text")` the pause lets the window manager hand the click on
+    # (focus moves to the field) before the keys arrive; without it the keys can reach the old focus. The pause
+    # after the *last* call is only a wait for the screen, which the env does itself (a fixed pause or the
+    # settle), so the pause is owed and paid when the next call of the same snippet starts.
+    _owed_until = [0.0]
+
+    def _owe_pause(_pause):
+        if _pause and pyautogui.PAUSE:
+            _owed_until[0] = time.monotonic() + pyautogui.PAUSE
+
+    def _pay_pause_then_check():
+        _wait = _owed_until[0] - time.monotonic()
+        _owed_until[0] = 0.0
+        if _wait > 0:
+            time.sleep(_wait)
+        _fail_safe_check()
+
+    _fail_safe_check = pyautogui.failSafeCheck
+    pyautogui._handlePause = _owe_pause
+    pyautogui.failSafeCheck = _pay_pause_then_check
     try:  # X's default keymap puts '<' on the ISO key, where pyautogui's shift gives '>': use shift+comma
         import pyautogui._pyautogui_x11 as _x11
         if "," in _x11.keyboardMapping:
@@ -130,6 +151,9 @@ while True:
     _cap = int(_msg.get("cap", 20000))
     _out = _Capped(_cap)
     _ns = {"__name__": "__main__", "__builtins__": __builtins__, "pyautogui": pyautogui, "time": time}
+    if pyautogui is not None:  # each action starts as OSWorld's fresh `python -c` does: default PAUSE, none owed
+        pyautogui.PAUSE = 0.1
+        _owed_until[0] = 0.0
     _ok, _err = True, ""
     with contextlib.redirect_stdout(_out), contextlib.redirect_stderr(_out):
         try:
