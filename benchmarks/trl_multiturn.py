@@ -1,0 +1,887 @@
+r"""Multi-turn GRPO against TRL's ``GRPOTrainer`` tool loop: the same loss to 1e-5, then paired step timings.
+
+``python benchmarks/trl_multiturn.py [--repeats N] [--json PATH]`` runs both parts and prints a table.
+The single-turn comparison is :mod:`benchmarks.trl_compare`; this one reuses its helpers (clip
+epsilons, reward scaling, gradient norms, the paired bootstrap, the ABAB step timer).
+
+**The workload.** Tool-integrated maths (TIRMath-style): a system prompt, a maths question, then
+up to 4 Python tool calls executed in a persistent sandboxed session, then a ``\boxed{}`` answer
+checked by TIRMath's :class:`~agentrl.envs.tirmath.verify.MathVerifier` (reward 1 or 0). The tool
+call is the Qwen2.5 format TRL parses (``<tool_call>{"name": "python", "arguments": {"code": ...}}
+</tool_call>``) and the tool's reply comes back as Qwen2.5 renders a tool message
+(``<|im_start|>user\n<tool_response>\n...\n</tool_response><|im_end|>``).
+
+**The model.** A random 0.2M-parameter model writes no tool call, so TRL's loop would end after one
+turn. :func:`build_tool_model` therefore takes :func:`~agentrl.llm.tiny.build_tiny_model` (Qwen2
+architecture, float32, CPU), gives its tokenizer TRL's own Qwen2.5 chat template (the one TRL's
+``add_response_schema`` recognises, so TRL's real parser reads the tool calls) and fine-tunes it for
+a few seconds on scripted episodes: four calls ``print(k + k)`` (k = 1..4), then ``\boxed{8}`` or
+``\boxed{9}`` (half each; the questions' gold answer is 8). Sampled at temperature 1 it mostly
+follows the script and sometimes leaves it, so episodes have 1-4 tool calls and groups have reward
+variance. Both sides start from this same folder.
+
+**What is held equal.** The model and tokenizer, the prompt token ids (our env's system prompt is
+the text TRL's template writes for the tool schema, checked token for token in part 1), batch (2
+questions x G=4), completion budget (``--budget`` tokens per episode, the tool results included:
+TRL's ``max_completion_length``; ours ``max_new_tokens`` with ``max_context_tokens = prompt +
+budget``, so each turn may use what is left, as in TRL), at most 4 tool calls (TRL
+``max_tool_calling_iterations=4``; our env ``max_turns=5``: a fifth tool call ends the episode
+there, but our env still executes it where TRL does not, a rare case with this model), sampling
+(temperature 1, no top-k/top-p), clip epsilons, no KL (TRL ``beta=0``), loss type, learning rate,
+max grad norm 1. **Tool execution**: both sides run the code in the same sandbox, AgentRL's
+process-tier persistent Python session (``make_sandbox("process", mode="session")``: a pooled worker
+with warm spares, under bubblewrap when installed), built by the same factory TIRMath uses. TRL calls
+it from its ``environment_factory`` class :class:`SandboxPython` (one instance per rollout, ``reset``
+between episodes, its ``python`` method is the tool); ours from the TIRMath env subclass
+:class:`ToolCallTIRMathEnv`. The reward is the same verifier on the last ``\boxed{}``.
+
+**TRL's multi-turn path.** ``GRPOTrainer(environment_factory=SandboxPython, ...)``: TRL renders the
+tool schema into the prompt, generates for the whole batch, parses each completion with the
+tokenizer's response parser, calls the tools, appends each tool message's tokens (from its chat
+template, never re-tokenising the history) and generates again for the rows that called a tool, up
+to ``max_tool_calling_iterations``; the tool-result tokens are 0 in its ``tool_mask`` and the loss
+mask is ``completion_mask * tool_mask``. Our loss mask (1 exactly on sampled tokens) is the same set.
+
+**Part 1, parity** (:func:`parity_check`). One multi-turn batch collected once by *our* rollout engine
+(our env, our sandbox), then frozen. TRL's side is its real code: ``_generate_single_turn`` is
+patched to hand back, for each row it asks about, the next frozen assistant turn (rows are matched
+by their token prefix), and everything else is TRL's: ``_generate_and_score_completions`` tokenises
+the prompts with the tool schema, parses the tool calls, runs them in the sandbox through
+:class:`SandboxPython`, builds the tool-result tokens and ``tool_mask``, scores the rewards and
+advantages; then ``_compute_loss`` and backward. Checked first: TRL's prompt + completion ids equal
+our trajectories' token ids row by row, TRL's ``completion_mask * tool_mask`` equals our loss mask,
+and TRL ran as many tool calls as our env did. Then, as in :mod:`benchmarks.trl_compare`, per loss
+type an *on-policy* case and an *off-policy* one (old logprobs, then every weight perturbed, so
+clipping matters): the loss and total gradient norm pass when ``|ours - TRL| <= 1e-5 * max(1, |TRL|)``.
+
+**Part 2, paired timings** (:func:`time_steps`). TRL runs ``trainer.train()``; the callback of
+:mod:`benchmarks.trl_compare` times each of its steps (generation with the tool loop, rewards,
+advantages, forward, backward, clipping, optimizer step) and runs one of our full steps before TRL's
+on odd steps and after it on even ones (ABAB). Our step is :meth:`agentrl.train.grpo.GRPOTrainer.step`:
+the async rollout engine collects the 8 episodes (each episode advances on its own, its sandbox
+calls in env worker threads, its turns generated by our transformers backend), then the update. Rollouts
+are *not* overlapped with the previous update (``overlap_rollouts=False``): in a paired run the
+background collection would steal TRL's CPU time and hide our own. Warm-up pairs are dropped.
+Reported: medians, ``ratio = median(ours) / median(TRL)`` with a 95% percentile-bootstrap interval
+over the pairs, the median of per-pair ratios, the generate/update split, tool calls per episode and
+completion tokens on each side.
+
+**Reading the ratio.** Below 1: our step is faster. The interval's upper bound below 0.5 would meet
+the project's goal (<= 0.5x). With a 0.2M-parameter model on CPU, a step is mostly Python and
+``generate`` overhead per decoded token, plus the tool calls; it says nothing of GPU throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+try:  # imported as benchmarks.trl_multiturn (tests) or run as a file (python benchmarks/trl_multiturn.py)
+    from benchmarks import trl_compare
+except ImportError:  # pragma: no cover - depends on how the script is started
+    import trl_compare  # type: ignore[no-redef]
+
+__all__ = [
+    "LOSS_TYPES",
+    "SandboxPython",
+    "ToolCallTIRMathEnv",
+    "build_tool_model",
+    "format_report",
+    "main",
+    "parity_check",
+    "time_steps",
+]
+
+LOSS_TYPES = trl_compare.LOSS_TYPES
+GROUP_SIZE = trl_compare.GROUP_SIZE
+NUM_PROMPTS = trl_compare.NUM_PROMPTS
+MAX_TOOL_CALLS = 4
+BUDGET = 512  # completion tokens per episode, tool results included
+TOLERANCE = trl_compare.TOLERANCE
+SFT_STEPS = 40
+BASE_SYSTEM = "You are an expert mathematician. Use the python tool to compute, then answer in \\boxed{}."
+GOLD = "8"
+QUESTIONS = ("What is 2 + 6?", "What is 3 + 5?", "What is 1 + 7?", "What is 4 + 4?")
+TOOL_NAME = "python"
+
+
+# -- the tool, the same on both sides --------------------------------------------------------------
+def _sandbox_factory() -> Callable[[], Any]:
+    """The factory of TIRMath's default sandbox: a persistent session on the process tier."""
+    from agentrl.envs.tirmath.env import _session_sandbox_factory
+
+    return _session_sandbox_factory(
+        "process", {}, timeout_s=10.0, memory_mb=1024, max_output_chars=4000, isolation="auto"
+    )
+
+
+def tool_text(result: Any) -> str:
+    """What the tool returns for an :class:`~agentrl.sandboxes.base.ExecutionResult`: its output, or the error."""
+    body = str(result.output).rstrip("\n")
+    if not result.ok:
+        error = result.error or "the code failed"
+        body = f"{body}\n{error}" if body else error
+    return body or "[no output; use print() to see values]"
+
+
+def _tool_response(action: Any, result: Any) -> str:
+    """Our env's observation: the tool message's content as Qwen2.5 renders a ``tool`` message."""
+    return f"<tool_response>\n{tool_text(result)}\n</tool_response>"
+
+
+class SandboxPython:
+    """TRL's ``environment_factory`` class: one persistent sandboxed Python session per rollout."""
+
+    def __init__(self) -> None:
+        self._sandbox = _sandbox_factory()()
+        self._used = False
+        self.calls = 0
+
+    def reset(self, **kwargs: Any) -> None:
+        """A fresh session for the next episode (the tools' state does not leak between rollouts)."""
+        if self._used:
+            self._sandbox.reset()
+        self._used = False
+
+    def python(self, code: str) -> str:
+        """Run Python code in a persistent sandboxed session.
+
+        Args:
+            code: Python source code to run.
+
+        Returns:
+            What the code printed.
+        """
+        from agentrl.sandboxes.base import ExecutionRequest
+
+        self._used = True
+        self.calls += 1
+        return tool_text(self._sandbox.execute(ExecutionRequest(code)))
+
+    def _close(self) -> None:  # private: TRL exposes every public method as a tool
+        self._sandbox.close()
+
+
+def _answer_of(text: str) -> str | None:
+    from agentrl.envs.tirmath.actions import extract_last_boxed
+
+    return extract_last_boxed(text)
+
+
+def tir_reward(completions: Sequence[Any], answer: Sequence[str], **kwargs: Any) -> list[float | None]:
+    r"""TRL reward function: TIRMath's verifier on the last ``\boxed{}`` of the last assistant message."""
+    from agentrl.core.task import Task
+    from agentrl.envs.tirmath.verify import MathVerifier
+
+    verifier = MathVerifier()
+    out: list[float | None] = []
+    for completion, gold in zip(completions, answer, strict=True):
+        messages = completion if isinstance(completion, list) else [{"role": "assistant", "content": completion}]
+        last = next((m for m in reversed(messages) if m.get("role") == "assistant"), {"content": ""})
+        boxed = _answer_of(str(last.get("content") or ""))
+        out.append(0.0 if boxed is None else verifier(Task("t", "", gold), boxed.strip(), {}).value)
+    return out
+
+
+# -- our env: TIRMath with the Qwen2.5 tool-call format ----------------------------------------------
+def _tool_calls_of(text: str) -> list[dict[str, Any]]:
+    import re
+
+    calls = []
+    for body in re.findall(r"<tool_call>\s*(.*?)\s*</tool_call>", text, re.DOTALL):
+        try:
+            call = json.loads(body)
+        except ValueError:
+            continue
+        if isinstance(call, dict):
+            calls.append(call)
+    return calls
+
+
+def _action_set() -> Any:
+    from agentrl.core.actions import Action, ParseError
+    from agentrl.envs.tirmath.actions import TIRActionSet
+
+    class ToolCallActions(TIRActionSet):
+        r"""A ``\boxed{}`` answer, else ``<tool_call>`` JSON calls of ``python`` (run in order)."""
+
+        def describe(self) -> str:
+            return ""  # the tool schema is in the system prompt, as TRL's template writes it
+
+        def parse(self, text: str) -> Action | ParseError:
+            boxed = _answer_of(text)
+            if boxed is not None:
+                return Action("answer", boxed.strip(), raw=text)
+            calls = _tool_calls_of(text)
+            code = [
+                str(c["arguments"]["code"])
+                for c in calls
+                if c.get("name") == TOOL_NAME and isinstance(c.get("arguments"), dict) and "code" in c["arguments"]
+            ]
+            if code:
+                return Action("code", "\n".join(code), raw=text)
+            return ParseError("no <tool_call> of python and no \\boxed{} answer", raw=text)
+
+    return ToolCallActions()
+
+
+def _make_env_class() -> type:
+    from agentrl.envs.tirmath.env import TIRMathEnv
+
+    class _Env(TIRMathEnv):
+        metadata: dict[str, Any] = {**TIRMathEnv.metadata, "stop_sequences": ()}  # TRL has no stop strings
+
+        def __init__(self, dataset: str, system_prompt: str) -> None:
+            super().__init__(
+                dataset=dataset,
+                dataset_format="simple",
+                max_turns=MAX_TOOL_CALLS + 1,
+                end_on_void_turn=True,  # a turn with no tool call ends the episode, as in TRL's loop
+                sandbox_factory=_sandbox_factory(),
+            )
+            self.action_set = _action_set()
+            self._system_prompt = system_prompt
+            self._render_result = _tool_response
+
+        def initial_observation(self, task: Any) -> str:
+            return str(task.prompt)
+
+    return _Env
+
+
+def ToolCallTIRMathEnv(dataset: str | Path, system_prompt: str) -> Any:
+    """TIRMath over the questions in ``dataset`` (simple JSONL), with Qwen2.5 tool calls and replies."""
+    return _make_env_class()(str(dataset), system_prompt)
+
+
+# -- the model ---------------------------------------------------------------------------------------
+def _qwen25_template() -> str:
+    import trl
+
+    return (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()
+
+
+def tool_schema_system(tokenizer: Any) -> str:
+    """The system message TRL's template writes for :attr:`BASE_SYSTEM` and the ``python`` tool."""
+    text = tokenizer.apply_chat_template(
+        [{"role": "system", "content": BASE_SYSTEM}, {"role": "user", "content": "Q"}],
+        tools=[SandboxPython.python],
+        tokenize=False,
+    )
+    start = "<|im_start|>system\n"
+    return str(text[len(start) : text.index("<|im_end|>")])
+
+
+def _call_text(k: int) -> str:
+    code = json.dumps({"name": TOOL_NAME, "arguments": {"code": f"print({k} + {k})"}})
+    return f"<tool_call>\n{code}\n</tool_call>"
+
+
+def _scripted_episode(tokenizer: Any, question: str, answer: str) -> tuple[list[int], list[int]]:
+    """Token ids and loss mask of one scripted episode (the glue as both sides build it)."""
+    from agentrl.rollout.chat import ChatTokenizer
+
+    chat = ChatTokenizer(tokenizer)
+    eos = int(tokenizer.convert_tokens_to_ids("<|im_end|>"))
+    system = tool_schema_system(tokenizer)
+    ids = chat.prompt_ids([{"role": "system", "content": system}, {"role": "user", "content": question}])
+    mask = [0] * len(ids)
+    for k in range(1, MAX_TOOL_CALLS + 1):
+        turn = [*chat.encode(_call_text(k)), eos]
+        glue = chat.observation_ids(f"<tool_response>\n{2 * k}\n</tool_response>", turn)
+        ids += turn + glue
+        mask += [1] * len(turn) + [0] * len(glue)
+    turn = [*chat.encode(f"The answer is \\boxed{{{answer}}}."), eos]
+    return ids + turn, mask + [1] * len(turn)
+
+
+def build_tool_model(workdir: str | Path, *, steps: int = SFT_STEPS, seed: int = 0) -> Path:
+    """The tiny model with TRL's Qwen2.5 template, fine-tuned to follow the tool-call script (see above)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agentrl.llm.tiny import build_tiny_model
+
+    workdir = Path(workdir)
+    target = workdir / "tool-model"
+    if (target / "config.json").exists():
+        return target
+    base = build_tiny_model(workdir / "tiny-qwen2", seed=seed)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    tokenizer.chat_template = _qwen25_template()
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    rows = [_scripted_episode(tokenizer, q, a) for q, a in zip(QUESTIONS, (GOLD, "9", GOLD, "9"), strict=True)]
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.full((len(rows), width), int(tokenizer.pad_token_id), dtype=torch.long)
+    labels = torch.full_like(input_ids, -100)
+    attention = torch.zeros_like(input_ids)
+    for i, (ids, mask) in enumerate(rows):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        attention[i, : len(ids)] = 1
+        labels[i, : len(ids)] = torch.tensor([t if m else -100 for t, m in zip(ids, mask, strict=True)])
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.0)
+        model.train()
+        for _ in range(steps):
+            loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    model.eval()
+    model.save_pretrained(target, safe_serialization=True)
+    tokenizer.save_pretrained(target)
+    (target / "sft.json").write_text(json.dumps({"steps": steps, "final_loss": loss.item()}))
+    return target
+
+
+def write_questions(workdir: str | Path) -> Path:
+    """The questions as a simple JSONL file (TIRMath's ``dataset=``)."""
+    path = Path(workdir) / "questions.jsonl"
+    path.write_text("".join(json.dumps({"question": q, "answer": GOLD}) + "\n" for q in QUESTIONS))
+    return path
+
+
+def _prompt(question: str) -> list[dict[str, str]]:
+    """TRL's dataset prompt: TRL's template adds the tool schema to this system message."""
+    return [{"role": "system", "content": BASE_SYSTEM}, {"role": "user", "content": question}]
+
+
+# -- the two trainers --------------------------------------------------------------------------------
+def make_trl_trainer(
+    model: Any,
+    tokenizer: Any,
+    loss_type: str,
+    *,
+    output_dir: str | Path,
+    budget: int = BUDGET,
+    learning_rate: float = 1e-5,
+    max_steps: int = 1,
+    seed: int = 0,
+) -> Any:
+    """TRL's ``GRPOTrainer`` with ``environment_factory=SandboxPython`` on the compared configuration."""
+    import os
+
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    low, high = trl_compare._epsilons(loss_type)
+    config = GRPOConfig(
+        output_dir=str(output_dir),
+        loss_type=loss_type,
+        scale_rewards=trl_compare._scale(loss_type),
+        beta=0.0,
+        epsilon=low,
+        epsilon_high=high,
+        num_generations=GROUP_SIZE,
+        per_device_train_batch_size=NUM_PROMPTS * GROUP_SIZE,
+        gradient_accumulation_steps=1,
+        max_completion_length=budget,
+        max_tool_calling_iterations=MAX_TOOL_CALLS,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+        learning_rate=learning_rate,
+        lr_scheduler_type="constant",
+        max_steps=max_steps,
+        seed=seed,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        gradient_checkpointing=False,
+        logging_strategy="no",
+        save_strategy="no",
+        disable_tqdm=True,
+    )
+    n = NUM_PROMPTS * max(1, max_steps)
+    questions = [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
+    dataset = Dataset.from_dict({"prompt": [_prompt(q) for q in questions], "answer": [GOLD] * n})
+    return GRPOTrainer(
+        model=model,
+        reward_funcs=tir_reward,
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        environment_factory=SandboxPython,
+    )
+
+
+def _close_trl(trainer: Any) -> None:
+    for pool in getattr(trainer, "_environment_pool", {}).values():
+        for env in pool:
+            env._close()
+
+
+def _tool_results(trajectory: Any) -> int:
+    """Tool results a trajectory carries (turns followed by an env reply)."""
+    return sum(1 for turn in trajectory.turns if turn.observation_span[1] > turn.observation_span[0])
+
+
+def make_our_trainer(
+    model_dir: str | Path,
+    loss_type: str,
+    *,
+    workdir: str | Path,
+    budget: int = BUDGET,
+    learning_rate: float = 1e-5,
+    seed: int = 0,
+) -> Any:
+    """Our :class:`~agentrl.train.grpo.GRPOTrainer` on :class:`ToolCallTIRMathEnv`, the compared configuration."""
+    import functools
+
+    from transformers import AutoTokenizer
+
+    from agentrl.train.grpo import GRPOArgs, GRPOTrainer
+
+    workdir = Path(workdir)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    system = tool_schema_system(tokenizer)
+    prompt_len = len(
+        tokenizer.apply_chat_template(
+            _prompt(max(QUESTIONS, key=len)),
+            tools=[SandboxPython.python],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
+        )
+    )
+    low, high = trl_compare._epsilons(loss_type)
+    args = GRPOArgs(
+        env_fn=functools.partial(ToolCallTIRMathEnv, write_questions(workdir), system),
+        model=str(model_dir),
+        output_dir=str(workdir / "ours"),
+        loss_type=loss_type,
+        group_size=GROUP_SIZE,
+        prompts_per_step=NUM_PROMPTS,
+        max_new_tokens=budget,  # a turn may use what is left of the episode's budget, as in TRL
+        max_context_tokens=prompt_len + budget,
+        temperature=1.0,
+        top_p=1.0,
+        learning_rate=learning_rate,
+        max_grad_norm=1.0,
+        clip_low=low,
+        clip_high=high,
+        kl_coef=0.0,
+        scale_rewards=trl_compare._scale(loss_type),
+        dynamic_sampling=False,
+        overlap_rollouts=False,
+        device="cpu",
+        dtype="float32",
+        seed=seed,
+        tensorboard=False,
+    )
+    trainer = GRPOTrainer(args)
+    inner = trainer.update
+
+    def update(trajectories: list[Any]) -> dict[str, Any]:
+        metrics = inner(trajectories)
+        ok = [t for t in trajectories if t.ok]
+        metrics["tools/results_per_episode"] = statistics.fmean(_tool_results(t) for t in ok) if ok else 0.0
+        return metrics
+
+    trainer.update = update  # type: ignore[method-assign]  # counts the tool results, then our update
+    return trainer
+
+
+# -- part 1: parity ----------------------------------------------------------------------------------
+def collect_frozen(model_dir: Path, workdir: Path, *, seed: int = 0, budget: int = BUDGET) -> list[Any]:
+    """One batch of multi-turn trajectories from our rollout engine (2 questions x G)."""
+    trainer = make_our_trainer(model_dir, "grpo", workdir=workdir, budget=budget, seed=seed)
+    try:
+        trajectories = trainer.run.collect(trainer.requests(0), 0)
+    finally:
+        trainer.close()
+    if len(trajectories) != NUM_PROMPTS * GROUP_SIZE or not all(t.ok for t in trajectories):
+        raise RuntimeError(f"the frozen batch is incomplete: {[t.failure for t in trajectories if not t.ok]}")
+    return sorted(trajectories, key=lambda t: (str(t.request.group_id), t.request.index))
+
+
+def _frozen_generate(trajectories: Sequence[Any], log: list[int]) -> Callable[..., tuple[list[list[int]], None]]:
+    """A stand-in for TRL's ``_generate_single_turn``: the next frozen turn of the row each prompt continues."""
+    served = [0] * len(trajectories)
+
+    def generate(prompt_ids: Any, *args: Any, **kwargs: Any) -> tuple[list[list[int]], None]:
+        out: list[list[int]] = []
+        claimed: set[int] = set()
+        for seq in prompt_ids:
+            seq = [int(t) for t in seq]
+            match = None
+            for i, t in enumerate(trajectories):
+                if i in claimed or served[i] >= len(t.turns):
+                    continue
+                start, end = t.turns[served[i]].completion_span
+                if start == len(seq) and t.token_ids[:start] == seq:
+                    match = i
+                    break
+            if match is None:
+                raise AssertionError("TRL asked for a turn that no frozen trajectory has at that prefix")
+            claimed.add(match)
+            start, end = trajectories[match].turns[served[match]].completion_span
+            served[match] += 1
+            out.append(list(trajectories[match].token_ids[start:end]))
+        log.append(len(prompt_ids))
+        return out, None
+
+    return generate
+
+
+def _parity_case(
+    model_dir: Path,
+    tokenizer: Any,
+    trajectories: Sequence[Any],
+    loss_type: str,
+    *,
+    off_policy: bool,
+    workdir: Path,
+    budget: int,
+    perturb_scale: float,
+    tol: float,
+) -> dict[str, Any]:
+    import torch
+
+    from agentrl.train.advantages import group_advantages
+    from agentrl.train.batch import pack_trajectories
+    from agentrl.train.logprobs import token_logprobs
+    from agentrl.train.losses import LossConfig, policy_loss
+
+    model = trl_compare._load_model(model_dir)
+    trainer = make_trl_trainer(model, tokenizer, loss_type, output_dir=workdir / f"trl-{loss_type}", budget=budget)
+    try:
+        trainer.current_gradient_accumulation_steps = 1
+        batch = pack_trajectories(list(trajectories), int(tokenizer.pad_token_id))
+        old = None
+        if off_policy:
+            with torch.no_grad():
+                old, _ = token_logprobs(model, batch.input_ids, batch.attention_mask, with_entropy=False)
+            trl_compare._perturb(model, perturb_scale, seed=1234)
+
+        # TRL: its own multi-turn pipeline (tool parsing, sandbox calls, tool tokens, tool_mask) on the frozen turns.
+        calls_before = sum(env.calls for pool in trainer._environment_pool.values() for env in pool)
+        log: list[int] = []
+        trainer._generate_single_turn = _frozen_generate(trajectories, log)
+        rows = [{"prompt": _prompt(str(t.messages[1]["content"])), "answer": GOLD} for t in trajectories]
+        inputs = trainer._generate_and_score_completions(rows)
+        trl_calls = sum(env.calls for pool in trainer._environment_pool.values() for env in pool) - calls_before
+        tool_mask = inputs.get("tool_mask")
+        if tool_mask is None:
+            raise AssertionError("TRL built no tool_mask: its tool loop did not run")
+        loss_mask = inputs["completion_mask"] * tool_mask
+        same_ids = same_mask = True
+        trl_prompt_lens = []
+        for i, t in enumerate(trajectories):
+            prompt = inputs["prompt_ids"][i][inputs["prompt_mask"][i].bool()].tolist()
+            completion = inputs["completion_ids"][i][inputs["completion_mask"][i].bool()].tolist()
+            trl_prompt_lens.append(len(prompt))
+            same_ids &= prompt + completion == list(t.token_ids) and len(prompt) == t.prompt_length
+            same_mask &= loss_mask[i, : len(completion)].tolist() == list(t.loss_mask[len(prompt) :])
+        if off_policy:
+            assert old is not None
+            width = inputs["completion_ids"].size(1)
+            trl_old = torch.zeros(len(trajectories), width)
+            for i, (t, p) in enumerate(zip(trajectories, trl_prompt_lens, strict=True)):
+                n = len(t.token_ids) - p
+                trl_old[i, :n] = old[i, p : p + n]
+            inputs["old_per_token_logps"] = trl_old * inputs["completion_mask"]
+        model.zero_grad(set_to_none=True)
+        trl_loss = trainer._compute_loss(model, inputs)
+        trl_loss.backward()
+        trl_grads = trl_compare._grads(model)
+
+        # Ours: advantages from our env's rewards, our logprobs on the packed rows, our loss.
+        rewards = torch.tensor([t.total_reward for t in trajectories], dtype=torch.float32)
+        groups = [t.request.group_id for t in trajectories]
+        adv = group_advantages(rewards, groups, scale=trl_compare._scale(loss_type))
+        low, high = trl_compare._epsilons(loss_type)
+        config = LossConfig(loss_type, clip_low=low, clip_high=high, max_completion_length=budget)
+        model.zero_grad(set_to_none=True)
+        logps, _ = token_logprobs(model, batch.input_ids, batch.attention_mask, with_entropy=False)
+        old_ours = logps.detach() if old is None else old
+        our_loss, stats = policy_loss(logps, old_ours, adv[:, None].expand_as(logps), batch.loss_mask, config)
+        our_loss.backward()
+        our_grads = trl_compare._grads(model)
+    finally:
+        _close_trl(trainer)
+    row: dict[str, Any] = {
+        "loss_type": loss_type,
+        "case": "off_policy" if off_policy else "on_policy",
+        "trl_loss": float(trl_loss.detach()),
+        "our_loss": float(our_loss.detach()),
+        "trl_grad_norm": trl_compare._norm(trl_grads),
+        "our_grad_norm": trl_compare._norm(our_grads),
+        "max_grad_diff": max(float((a - b).abs().max()) for a, b in zip(trl_grads, our_grads, strict=True)),
+        "max_advantage_diff": float((inputs["advantages"].float() - adv).abs().max()),
+        "num_items_in_batch": float(inputs["num_items_in_batch"]),
+        "clip_frac": float(stats["clip_low_frac"] + stats["clip_high_frac"]),
+        "same_token_ids": bool(same_ids),
+        "same_loss_mask": bool(same_mask),
+        "trl_tool_calls": int(trl_calls),
+        "our_tool_results": sum(_tool_results(t) for t in trajectories),
+        "trl_generate_calls": len(log),
+        "masked_tool_tokens": int((inputs["completion_mask"] * (1 - tool_mask)).sum()),
+    }
+    row["loss_diff"] = abs(row["our_loss"] - row["trl_loss"])
+    row["grad_norm_diff"] = abs(row["our_grad_norm"] - row["trl_grad_norm"])
+    row["ok"] = (
+        trl_compare._close(row["our_loss"], row["trl_loss"], tol)
+        and trl_compare._close(row["our_grad_norm"], row["trl_grad_norm"], tol)
+        and row["same_token_ids"]
+        and row["same_loss_mask"]
+        and row["trl_tool_calls"] == row["our_tool_results"]
+    )
+    return row
+
+
+def parity_check(
+    loss_types: Sequence[str] = LOSS_TYPES,
+    model_dir: str | Path | None = None,
+    *,
+    off_policy: bool = True,
+    perturb_scale: float = 0.005,
+    seed: int = 0,
+    budget: int = BUDGET,
+    sft_steps: int = SFT_STEPS,
+    tol: float = TOLERANCE,
+) -> list[dict[str, Any]]:
+    """One multi-turn batch from our engine, frozen; TRL's multi-turn loss on it against ours, per loss type.
+
+    Returns:
+        One dict per (loss type, case): the keys of :func:`benchmarks.trl_compare.parity_check` plus
+        ``same_token_ids`` (TRL rebuilt our rows exactly), ``same_loss_mask`` (its ``completion_mask *
+        tool_mask`` is our loss mask), ``trl_tool_calls`` / ``our_tool_results`` (tool calls TRL ran and
+        tool results our rows hold), ``trl_generate_calls`` (TRL's generation rounds: 1 + tool iterations),
+        ``masked_tool_tokens`` and the batch's ``rewards``.
+    """
+    from transformers import AutoTokenizer
+
+    unknown = [t for t in loss_types if t not in LOSS_TYPES]
+    if unknown:
+        raise ValueError(f"unknown loss types {unknown}; choose from {LOSS_TYPES}")
+    with tempfile.TemporaryDirectory(prefix="trl-multiturn-") as tmp:
+        workdir = Path(tmp)
+        path = Path(model_dir) if model_dir is not None else build_tool_model(workdir, steps=sft_steps, seed=seed)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        trajectories = collect_frozen(path, workdir, seed=seed, budget=budget)
+        rewards = [t.total_reward for t in trajectories]
+        results = []
+        for loss_type in loss_types:
+            for off in (False, True) if off_policy else (False,):
+                row = _parity_case(
+                    path,
+                    tokenizer,
+                    trajectories,
+                    loss_type,
+                    off_policy=off,
+                    workdir=workdir,
+                    budget=budget,
+                    perturb_scale=perturb_scale,
+                    tol=tol,
+                )
+                row["rewards"] = rewards
+                results.append(row)
+    return results
+
+
+# -- part 2: paired timings --------------------------------------------------------------------------
+def _ToolCounter(trainer: Any, out: list[float]) -> Any:
+    """A callback recording TRL's tool calls per episode of each step (its metrics are cleared when it logs)."""
+    from transformers import TrainerCallback
+
+    class _Counter(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            out.append(float(trainer._metrics["train"]["tools/call_frequency"][-1]))
+
+    return _Counter()
+
+
+def time_steps(
+    repeats: int = 5,
+    *,
+    loss_type: str = "grpo",
+    warmup: int = 1,
+    model_dir: str | Path | None = None,
+    budget: int = BUDGET,
+    learning_rate: float = 1e-5,
+    seed: int = 0,
+    sft_steps: int = SFT_STEPS,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Alternate ``warmup + repeats`` full multi-turn GRPO steps of TRL's with ours; medians and ratios.
+
+    Returns:
+        As :func:`benchmarks.trl_compare.time_steps`, plus ``trl.tool_calls`` / ``ours.tool_calls`` (tool calls
+        per episode, per step) and ``median`` of them.
+    """
+    import torch
+    from transformers import AutoTokenizer, PrinterCallback
+
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    our_metrics: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="trl-multiturn-") as tmp, ExitStack() as stack:
+        workdir = Path(tmp)
+        path = Path(model_dir) if model_dir is not None else build_tool_model(workdir, steps=sft_steps, seed=seed)
+        ours = make_our_trainer(path, loss_type, workdir=workdir, budget=budget, learning_rate=learning_rate, seed=seed)
+        stack.callback(ours.close)
+
+        def our_step() -> dict[str, Any]:
+            metrics = dict(ours.step())
+            our_metrics.append(metrics)
+            return metrics
+
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        total = warmup + repeats
+        torch.manual_seed(seed)
+        trainer = make_trl_trainer(
+            trl_compare._load_model(path),
+            tokenizer,
+            loss_type,
+            output_dir=workdir / "trl",
+            budget=budget,
+            learning_rate=learning_rate,
+            max_steps=total,
+            seed=seed,
+        )
+        stack.callback(_close_trl, trainer)
+        timer = trl_compare._TRLTimer(trainer, our_step, warmup)
+        trainer.add_callback(trl_compare._callback(timer))
+        trl_tools: list[float] = []
+        trainer.add_callback(_ToolCounter(trainer, trl_tools))
+        trainer.remove_callback(PrinterCallback)
+        trainer.train()
+        trl_tools = trl_tools[warmup:]
+    keys = ("step_s", "generate_s", "update_s")
+    trl = {k: [r[k] for r in timer.trl] for k in (*keys, "completion_tokens", "reward")}
+    trl["tool_calls"] = trl_tools
+    extra = ("reported_step_s", "completion_tokens", "reward")
+    mine = {k: [r[k] for r in timer.ours] for k in (*keys, *extra)}
+    mine["tool_calls"] = [float(m["tools/results_per_episode"]) for m in our_metrics[warmup:]]
+    report: dict[str, Any] = {
+        "config": {
+            "loss_type": loss_type,
+            "repeats": repeats,
+            "warmup": warmup,
+            "prompts": NUM_PROMPTS,
+            "group_size": GROUP_SIZE,
+            "max_completion_length": budget,
+            "max_tool_calls": MAX_TOOL_CALLS,
+            "learning_rate": learning_rate,
+            "dtype": "float32",
+            "device": "cpu",
+            "torch_threads": torch.get_num_threads(),
+            "sandbox": "agentrl process tier, persistent session (the same factory on both sides)",
+            "trl_api": "GRPOTrainer(environment_factory=SandboxPython)",
+        },
+        "trl": trl,
+        "ours": mine,
+        "median": {
+            "trl": {k: statistics.median(v) for k, v in trl.items()},
+            "ours": {k: statistics.median(v) for k, v in mine.items()},
+        },
+        "ratios": {k: trl_compare.paired_ratio(mine[k], trl[k], confidence=confidence, seed=seed) for k in keys},
+        "notes": [],
+    }
+    return report
+
+
+# -- report and CLI ----------------------------------------------------------------------------------
+def format_report(parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any] | None) -> str:
+    """Both parts as plain-text tables (:func:`benchmarks.trl_compare.format_report` plus the tool figures)."""
+    lines = [trl_compare.format_report(parity, timing)]
+    if parity:
+        r = parity[0]
+        lines.append(
+            f"multi-turn batch: same token ids {r['same_token_ids']}, same loss mask {r['same_loss_mask']}, "
+            f"TRL ran {r['trl_tool_calls']} tool calls in {r['trl_generate_calls']} generation rounds "
+            f"(our rows hold {r['our_tool_results']} tool results, {r['masked_tool_tokens']} masked tool tokens)"
+        )
+    if timing:
+        med = timing["median"]
+        lines.append(
+            f"median tool calls per episode: TRL {med['trl']['tool_calls']:.3f}, ours {med['ours']['tool_calls']:.3f}"
+        )
+    return "\n".join(lines)
+
+
+def _summary(parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any] | None) -> dict[str, Any]:
+    """The headline figures, flat (the docs' reproduce page lists the first scalars of a result file)."""
+    out: dict[str, Any] = {}
+    if parity:
+        out["parity_ok"] = all(r["ok"] for r in parity)
+        out["parity_max_loss_diff"] = max(r["loss_diff"] for r in parity)
+        out["parity_max_grad_norm_diff"] = max(r["grad_norm_diff"] for r in parity)
+        out["parity_tool_calls"] = parity[0]["trl_tool_calls"]
+    if timing:
+        step = timing["ratios"]["step_s"]
+        out["step_ratio_ours_over_trl"] = round(step["ratio"], 4)
+        out["step_ratio_low"] = round(step["low"], 4)
+        out["step_ratio_high"] = round(step["high"], 4)
+        out["step_ratio_pair_median"] = round(step["pair_median"], 4)
+        for side in ("trl", "ours"):
+            for key in ("step_s", "generate_s", "update_s", "tool_calls"):
+                out[f"{side}_median_{key}"] = round(timing["median"][side][key], 4)
+        out["goal_met"] = step["high"] <= 0.5
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python benchmarks/trl_multiturn.py``: parity, then paired timings; exit 1 if parity fails."""
+    parser = argparse.ArgumentParser(prog="python benchmarks/trl_multiturn.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, help="timed step pairs (default 5)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed step pairs first (default 1)")
+    parser.add_argument("--loss-type", default="grpo", choices=LOSS_TYPES, help="loss type of the timed runs")
+    parser.add_argument("--budget", type=int, default=BUDGET, help=f"completion tokens per episode (default {BUDGET})")
+    parser.add_argument("--sft-steps", type=int, default=SFT_STEPS, help="fine-tuning steps of the tool model")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--skip-parity", action="store_true")
+    parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    import os
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="trl-multiturn-model-") as tmp:
+        model = build_tool_model(tmp, steps=args.sft_steps)
+        parity = None if args.skip_parity else parity_check(model_dir=model, budget=args.budget)
+        timing = (
+            None
+            if args.skip_timing
+            else time_steps(
+                args.repeats, loss_type=args.loss_type, warmup=args.warmup, model_dir=model, budget=args.budget
+            )
+        )
+        sft = json.loads((model / "sft.json").read_text())
+    print(format_report(parity, timing))
+    if args.json:
+        command = "python benchmarks/trl_multiturn.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        record = {
+            "command": command.strip(),
+            **_summary(parity, timing),
+            "sft": sft,
+            "wall_s": round(time.perf_counter() - started, 1),
+            "parity": parity,
+            "timing": timing,
+        }
+        Path(args.json).write_text(json.dumps(record, indent=2) + "\n")
+    ok = parity is None or all(r["ok"] for r in parity)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
