@@ -231,6 +231,58 @@ def test_concurrent_agenerate_calls_are_batched_and_faster(backends: dict[str, T
     assert concurrent_s < 0.75 * sequential_s, (concurrent_s, sequential_s)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_requests_join_a_decoding_batch_and_get_the_same_tokens(
+    backends: dict[str, TransformersBackend], family: str
+) -> None:
+    """Continuous batching: requests sent while a batch decodes join it, and greedy tokens are unchanged."""
+    backend = backends[family]
+    long, short = GenerationConfig(max_tokens=64), GenerationConfig(max_tokens=12)
+    expected_long = backend.generate(CONVERSATIONS[0], long)
+    expected_short = [backend.generate(c, short) for c in CONVERSATIONS[1:5]]
+    batches, joined = backend.stats["batches"], backend.stats["joined"]
+    first = backend._submit([CONVERSATIONS[0]], long)[0]  # starts a batch of one row that decodes 64 tokens
+    while backend.stats["batches"] == batches:  # wait until that batch is decoding
+        time.sleep(0.001)
+    later = [backend._submit([c], short)[0] for c in CONVERSATIONS[1:5]]
+    results = [f.result(timeout=60) for f in later]
+    assert first.result(timeout=60).token_ids == expected_long.token_ids
+    for got, want in zip(results, expected_short, strict=True):
+        assert got.token_ids == want.token_ids and got.text == want.text
+        assert got.logprobs == pytest.approx(want.logprobs, abs=1e-4)
+    assert backend.stats["joined"] - joined >= 1  # they joined the running batch instead of waiting for it
+    assert backend.stats["batches"] - batches < 5
+
+
+def test_static_batches_when_continuous_is_off(tiny_dirs: dict[str, Path]) -> None:
+    with TransformersBackend(tiny_dirs["llama"], batch_wait_ms=0, continuous=False) as backend:
+        first = backend._submit([CONVERSATIONS[0]], GenerationConfig(max_tokens=48))[0]
+        while backend.stats["batches"] == 0:
+            time.sleep(0.001)
+        later = backend._submit([CONVERSATIONS[1]], GenerationConfig(max_tokens=4))[0]
+        first.result(timeout=60), later.result(timeout=60)
+        assert backend.stats["joined"] == 0 and backend.stats["batches"] == 2
+        assert backend.config()["continuous"] is False
+
+
+def test_a_pending_weight_load_stops_rows_joining(tiny_dirs: dict[str, Path]) -> None:
+    """load_weights waits for the running rows only: while it waits, new requests do not join their batch."""
+    with TransformersBackend(tiny_dirs["llama"], batch_wait_ms=0) as backend:
+        state = {k: v.clone() for k, v in backend.model.state_dict().items()}
+        first = backend._submit([CONVERSATIONS[0]], GenerationConfig(max_tokens=200))[0]
+        while backend.stats["batches"] == 0:
+            time.sleep(0.001)
+        loader = threading.Thread(target=backend.load_weights, args=(state,))
+        loader.start()
+        while not backend._weights_waiting:
+            time.sleep(0.001)
+        later = [backend._submit([c], GenerationConfig(max_tokens=4))[0] for c in CONVERSATIONS[1:3]]
+        first.result(timeout=60)
+        loader.join(timeout=60)
+        [f.result(timeout=60) for f in later]
+        assert backend.stats["joined"] == 0
+
+
 def test_threads_and_event_loops_share_the_queue(backends: dict[str, TransformersBackend]) -> None:
     backend = backends["qwen2"]
     config = GenerationConfig(max_tokens=8)
@@ -324,3 +376,26 @@ def test_custom_tokenizer_json_next_to_a_qwen2_config_is_honoured(tmp_path: Path
         assert prompt == raw.encode(rendered).ids
     with TransformersBackend(tiny_dirs["qwen2"]) as backend:  # a matching tokenizer keeps AutoTokenizer's class
         assert type(backend.tokenizer).__name__ == "Qwen2Tokenizer"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_continued_conversation_reuses_the_kept_kv(tiny_dirs: dict[str, Path], family: str) -> None:
+    """An agent's next turn (the last turn's ids, then new tokens) prefills only the new tokens, same results."""
+    config = GenerationConfig(max_tokens=12)
+    sampled = GenerationConfig(max_tokens=12, temperature=1.0, seed=7)
+    outcomes = {}
+    for capacity in (0, 64):
+        with TransformersBackend(tiny_dirs[family], prefix_cache=capacity) as backend:
+            turn = backend.generate(CONVERSATIONS[2], config)
+            observation = backend.tokenizer.encode(" the tool said 42. Go on.", add_special_tokens=False)
+            ids = [*turn.prompt_token_ids, *turn.token_ids, *observation]
+            greedy, seeded = backend.generate_ids(ids, config), backend.generate_ids(ids, sampled)
+            outcomes[capacity] = (greedy, seeded, backend.stats["reused_tokens"])
+            if capacity:
+                backend.load_weights({k: v.clone() for k, v in backend.model.state_dict().items()})
+                assert len(backend._prefixes) == 0  # the kept keys and values were the old weights'
+    (greedy, seeded, none), (greedy_r, seeded_r, reused) = outcomes[0], outcomes[64]
+    assert none == 0 and reused >= len(turn.prompt_token_ids) + len(turn.token_ids) - 1
+    for a, b in ((greedy, greedy_r), (seeded, seeded_r)):
+        assert a.token_ids == b.token_ids and a.text == b.text
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)

@@ -243,6 +243,8 @@ def test_pixel_rollout_benchmark_runs_small(tmp_path: Path) -> None:
         trajectories=4, num_envs=2, repeats=1, max_new_tokens=4, size=32, model_dir=str(tmp_path), log=lambda _: None
     )
     assert report["lockstep_s"] > 0 and report["async_s"] > 0 and report["speedup"] > 0
+    # the floor is the episodes' env time scheduled in request order: async cannot beat it
+    assert 0 < report["async_floor_s"] <= report["async_s"] and report["speedup_ceiling"] >= report["speedup"]
     (row,) = memory_per_keep([2], trajectories=2, size=32, log=lambda _: None)
     assert row["max_images"] == 2 and row["windows_per_trajectory"] >= 2 and row["collection_peak_rss_mb"] > 0
 
@@ -289,6 +291,8 @@ def test_each_image_goes_through_the_vision_tower_once(backend: TransformersVLMB
     messages = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "y"}]}]
     config = GenerationConfig(max_tokens=4, temperature=0.0)
     assert backend._features_by_image  # the tiny VLM is Idefics3: it takes precomputed features
+    backend._prefixes.clear()
+    monkeypatch.setattr(backend._prefixes, "capacity", 0)  # every prefill reads its image (no prefix reuse)
     monkeypatch.setattr(backend, "_features_by_image", False)
     from_pixels = backend.generate(messages, config)
     monkeypatch.setattr(backend, "_features_by_image", True)
@@ -309,3 +313,39 @@ def test_each_image_goes_through_the_vision_tower_once(backend: TransformersVLMB
     assert backend._feature_cache == {}  # new weights: the old features are gone
     backend.generate(messages, config)
     assert calls == [1, 1]
+
+
+def test_a_next_turn_reuses_the_kv_of_the_last_and_its_images(vlm_path: Path) -> None:
+    """A prompt that continues a finished row prefills only its new tokens; tokens and logprobs are unchanged.
+
+    Every image has the same placeholder ids: a prompt with the same text and another image must not reuse the
+    keys and values computed from the first image (it reuses the text before the image only).
+    """
+    rng = np.random.default_rng(3)
+    first, second, other = (rng.integers(0, 256, (24, 24, 3), dtype=np.uint8) for _ in range(3))
+    config = GenerationConfig(max_tokens=5, temperature=0.0)
+    results = {}
+    for capacity in (0, 64):
+        with TransformersVLMBackend(vlm_path, prefix_cache=capacity) as backend:
+            turn = backend.generate([_user(first, "look")], config)
+            text = backend.tokenizer.encode
+            image = backend.encode_image(second)
+            ids = [*turn.prompt_token_ids, *turn.token_ids, *text("\nUser:", add_special_tokens=False)]
+            ids += [*image.token_ids, *text("again<end_of_utterance>\nAssistant:", add_special_tokens=False)]
+            reused_before = backend.stats["reused_tokens"]
+            continued = backend.generate_ids(ids, config, images=[backend.encode_image(first), image])
+            reused = backend.stats["reused_tokens"] - reused_before
+            swapped = backend.generate([_user(other, "look")], config)  # same text, another image
+            results[capacity] = (continued, reused, swapped, backend.stats["reused_tokens"] - reused_before - reused)
+    (plain, none, plain_swapped, _), (reusing, reused, swapped, swapped_reused) = results[0], results[64]
+    assert none == 0 and reused >= len(turn.prompt_token_ids)  # the whole first turn came from the store
+    assert reusing.token_ids == plain.token_ids
+    assert max(abs(a - b) for a, b in zip(reusing.logprobs, plain.logprobs, strict=True)) < 1e-4
+    assert swapped.token_ids == plain_swapped.token_ids
+    assert max(abs(a - b) for a, b in zip(swapped.logprobs, plain_swapped.logprobs, strict=True)) < 1e-4
+    image_start = turn.prompt_token_ids.index(backend.processor.image_token_id)
+    assert swapped_reused <= image_start  # the text before the image at most
+
+
+def _user(image: np.ndarray, text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": text}]}

@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentrl.core.errors import DependencyNotInstalled
 from agentrl.llm.base import BackendError, ChatMessage, Generation, GenerationConfig
+from agentrl.llm.kv_cache import PrefixStore, cache_from_rows, can_merge, merge_batches, row_kv
 
 if TYPE_CHECKING:
     import torch
@@ -61,6 +62,18 @@ class _Row:
     generator: torch.Generator | None
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    reused: int = 0  # the prompt's first tokens whose KV came from the prefix store
+    images_reused: int = 0  # a VLM row's images inside those tokens
+
+
+class _Batch(NamedTuple):
+    """A decoding batch between two tokens: its rows, their next tokens, the KV cache, mask and positions."""
+
+    rows: list[_Row]
+    next_tokens: list[int]
+    cache: Any
+    attention: Any
+    last_position: Any
 
 
 def find_stop_token_ids(tokenizer: Any, generation_eos: int | Sequence[int] | None = None) -> set[int]:
@@ -158,6 +171,7 @@ def _output_cache(output: Any) -> Any:
     return cache if cache is not None else output.past_key_values
 
 
+
 class TransformersBackend:
     """Chat with a local causal LM checkpoint through ``transformers``; batches concurrent requests.
 
@@ -187,8 +201,17 @@ class TransformersBackend:
     ``batch_wait_ms`` for another, and at most ``5 * batch_wait_ms`` in all) and runs them as one
     batch. Every sampling setting is applied per row, so requests
     with different :class:`GenerationConfig` share batches too. A row that finishes leaves the
-    batch (its KV cache rows are dropped) and its caller is answered at once. ``stats`` counts
-    batches, requests and tokens.
+    batch (its KV cache rows are dropped) and its caller is answered at once. With ``continuous``
+    (the default), requests that arrive while a batch decodes join it between two tokens, up to
+    ``max_batch_size`` rows: their prompts are prefilled in one forward pass and their KV caches are
+    merged into the running one (left-padded to the same width), so an agent's next turn does not wait
+    for the slowest row of the batch before it. A pending :meth:`load_weights` stops new rows
+    joining, so the update waits for the running rows only. Prefix reuse: the KV cache of the last
+    ``prefix_cache`` finished rows is kept (:class:`~agentrl.llm.kv_cache.PrefixStore`); a prompt that
+    continues one of them (a multi-turn episode's next turn: the same token ids, then the env's
+    observation) is prefilled from it, so only the new tokens run through the model. The store is
+    emptied when the weights change. ``stats`` counts batches, requests, joined rows, reused prompt
+    tokens and tokens.
 
     Args:
         model_path: a folder with a causal LM checkpoint (``config.json``, weights, tokenizer).
@@ -197,6 +220,10 @@ class TransformersBackend:
         max_batch_size: the most requests run together.
         batch_wait_ms: how long the worker waits after a queued request for another to join its
             batch (at most five times this after the first).
+        continuous: let requests join a batch that is already decoding (continuous batching); ``False``
+            runs each batch to its end first (static batches).
+        prefix_cache: how many finished rows' KV caches to keep for reuse (0: none); a request whose prompt
+            starts with such a row's tokens (an agent's next turn) runs only the rest through the model.
         chat_template: a Jinja chat template that replaces the tokenizer's own.
         name: a display name (the folder name by default).
 
@@ -214,6 +241,8 @@ class TransformersBackend:
         dtype: str = "float32",
         max_batch_size: int = 8,
         batch_wait_ms: float = 10.0,
+        continuous: bool = True,
+        prefix_cache: int = 64,
         chat_template: str | None = None,
         name: str | None = None,
     ) -> None:
@@ -230,6 +259,9 @@ class TransformersBackend:
         self.dtype = dtype
         self.max_batch_size = int(max_batch_size)
         self.batch_wait_ms = float(batch_wait_ms)
+        self.continuous = bool(continuous)
+        self._prefixes = PrefixStore(prefix_cache)
+        self._kv_reusable: bool | None = None  # learnt from the first forward pass's cache (can_merge)
         self._chat_template_override = chat_template is not None
 
         self._tokenizer = _load_tokenizer(transformers, self.model_path)
@@ -279,8 +311,11 @@ class TransformersBackend:
             "prompt_tokens": 0,
             "completion_tokens": 0,
             "max_batch": 0,
+            "joined": 0,
+            "reused_tokens": 0,
             "generate_s": 0.0,
         }
+        self._weights_waiting = 0  # load_weights calls waiting for the model: no row joins a batch then
 
     def _load_model(self, transformers: Any, dtype: Any) -> Any:
         """The model from :attr:`model_path` (a causal LM here; a VLM backend loads its own class)."""
@@ -393,11 +428,18 @@ class TransformersBackend:
             RuntimeError: missing, unexpected or mis-shaped keys.
         """
         torch = self._torch
-        with self._model_lock:
-            if self._model is None:
-                raise BackendError(f"{self.name}: backend closed")
-            with torch.no_grad():
-                self._model.load_state_dict(state_dict, strict=True)
+        with self._lock:
+            self._weights_waiting += 1
+        try:
+            with self._model_lock:
+                if self._model is None:
+                    raise BackendError(f"{self.name}: backend closed")
+                with torch.no_grad():
+                    self._model.load_state_dict(state_dict, strict=True)
+                self._prefixes.clear()  # the kept keys and values are the old weights'
+        finally:
+            with self._lock:
+                self._weights_waiting -= 1
 
     def config(self) -> dict[str, Any]:
         """A JSON-serialisable description for result files."""
@@ -411,6 +453,8 @@ class TransformersBackend:
             "dtype": self.dtype,
             "max_batch_size": self.max_batch_size,
             "batch_wait_ms": self.batch_wait_ms,
+            "continuous": self.continuous,
+            "prefix_cache": self._prefixes.capacity,
             "chat_template_override": self._chat_template_override,
         }
 
@@ -621,6 +665,134 @@ class TransformersBackend:
         """More model inputs for a batch's first forward pass (a VLM's pixels); none for a text model."""
         return {}
 
+    def _prefill(self, rows: list[_Row]) -> tuple[Any, Any, Any, Any]:
+        """One forward pass over the rows' prompts: the last logits, the KV cache, the mask, the last positions.
+
+        Left padding: every row's last prompt token sits in the last column, so one decode step appends
+        one column for all; positions count real tokens only, so padding does not shift them. A row that
+        continues a kept prefix (:class:`~agentrl.llm.kv_cache.PrefixStore`) starts from its KV: the cache
+        holds the reused tokens right-aligned in the first columns, the new tokens follow, right-aligned too,
+        and the mask hides the padding in between.
+        """
+        torch = self._torch
+        reused = self._find_reuse(rows)
+        width = max(len(r.prompt_ids) - r.reused for r in rows)
+        prefix = max(r.reused for r in rows)
+        input_ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), prefix + width), dtype=torch.long)
+        positions = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            new = row.prompt_ids[row.reused :]
+            input_ids[i, width - len(new) :] = torch.tensor(new, dtype=torch.long)
+            attention[i, prefix - row.reused : prefix] = 1
+            attention[i, prefix + width - len(new) :] = 1
+            positions[i, width - len(new) :] = torch.arange(row.reused, len(row.prompt_ids))
+        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
+        positions = positions.to(self.device)
+        cache_kwargs: dict[str, Any] = {}
+        if prefix:
+            from transformers import DynamicCache
+
+            cache_kwargs[self._cache_kwarg] = cache_from_rows(DynamicCache, reused, [r.reused for r in rows])
+            self.stats["reused_tokens"] += sum(r.reused for r in rows)
+        out = self._model(
+            input_ids=input_ids,
+            attention_mask=attention,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **cache_kwargs,
+            **self._prefill_inputs(rows),
+        )
+        cache = _output_cache(out)
+        if self._kv_reusable is None:
+            self._kv_reusable = can_merge(cache)
+        return out.logits[:, -1, :].float(), cache, attention, positions[:, -1]
+
+    def _find_reuse(self, rows: list[_Row]) -> list[Any]:
+        """Each row's kept KV to start from (``None``: none), setting ``row.reused`` to the tokens it covers."""
+        found: list[Any] = []
+        for row in rows:
+            kv = None
+            if self._kv_reusable and len(self._prefixes):
+                shared, kv = self._prefixes.longest(self._reuse_key(row, row.prompt_ids))
+                # at least the last prompt token runs through the model: its logits give the first token
+                row.reused = self._reuse_boundary(row, min(shared, len(row.prompt_ids) - 1)) if kv is not None else 0
+                if row.reused == 0:
+                    kv = None
+            found.append(kv)
+        return found
+
+    def _reuse_key(self, row: _Row, ids: list[int]) -> Any:
+        """What the prefix store compares: the token ids (a VLM's image tokens stand for their image)."""
+        return ids
+
+    def _reuse_boundary(self, row: _Row, shared: int) -> int:
+        """How many of the ``shared`` prompt tokens to take from the kept KV (a VLM keeps images whole)."""
+        return shared
+
+    def _keep_finished(self, rows: list[_Row], finished: list[int], cache: Any, attention: Any) -> None:
+        """Keep the KV of rows that just finished, for a next turn that continues them."""
+        if not self._kv_reusable or self._prefixes.capacity <= 0:
+            return
+        for i in finished:
+            row = rows[i]
+            ids = row.prompt_ids + row.token_ids[:-1]  # the last sampled token was never fed to the model
+            if int(attention[i].sum()) == len(ids):
+                self._prefixes.put(self._reuse_key(row, ids), row_kv(cache, i, attention[i]))
+
+    def _sample_rows(self, rows: list[_Row], logits: Any) -> tuple[list[int], list[int]]:
+        """Sample each row's next token; the indices of the rows that go on, and their tokens."""
+        keep: list[int] = []
+        tokens: list[int] = []
+        for i, row in enumerate(rows):
+            token, logprob = self._sample(logits[i], row)
+            row.token_ids.append(token)
+            row.logprobs.append(logprob)
+            if not self._after_token(row):
+                keep.append(i)
+                tokens.append(token)
+        return keep, tokens
+
+    def _queued_to_join(self, room: int, running: list[_Request]) -> list[_Request]:
+        """Requests waiting in the queue that may join the running batch now (none while weights wait).
+
+        Each is appended to ``running`` too, the batch's requests, so that a failure answers it as well.
+        """
+        joined: list[_Request] = []
+        while len(joined) < room and not self._weights_waiting and not self._closed:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:  # close(): put the stop back for the worker loop
+                self._queue.put(None)
+                break
+            if item.future.set_running_or_notify_cancel():
+                joined.append(item)
+                running.append(item)
+        return joined
+
+    def _join(self, batch: _Batch, running: list[_Request]) -> _Batch:
+        """Let queued requests join a decoding batch: prefill them, sample their first token, merge the caches."""
+        torch = self._torch
+        room = self.max_batch_size - len(batch.rows)
+        rows = [row for row in (self._new_row(r) for r in self._queued_to_join(room, running)) if row is not None]
+        if not rows:
+            return batch
+        self.stats["joined"] += len(rows)
+        logits, cache, attention, last_position = self._prefill(rows)
+        keep, tokens = self._sample_rows(rows, logits)
+        if not keep:  # each newcomer finished on its first token
+            return batch
+        index = torch.tensor(keep, dtype=torch.long, device=self.device)
+        cache.batch_select_indices(index)
+        rows, attention, last_position = [rows[i] for i in keep], attention[index], last_position[index]
+        attention = merge_batches(batch.cache, batch.attention, cache, attention)
+        cache, last_position = batch.cache, torch.cat([batch.last_position, last_position])
+        self.stats["max_batch"] = max(self.stats["max_batch"], len(batch.rows) + len(rows))
+        return _Batch(batch.rows + rows, batch.next_tokens + tokens, cache, attention, last_position)
+
     def _run_batch(self, requests: list[_Request]) -> None:
         torch = self._torch
         model = self._model
@@ -633,53 +805,31 @@ class TransformersBackend:
         self.stats["batches"] += 1
         self.stats["max_batch"] = max(self.stats["max_batch"], len(rows))
 
-        # Left padding: every row's last prompt token sits in the last column, so one step appends
-        # one column for all; positions count real tokens only, so padding does not shift them.
-        width = max(len(r.prompt_ids) for r in rows)
-        input_ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids, dtype=torch.long)
-            attention[i, width - len(row.prompt_ids) :] = 1
-        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-
         with torch.inference_mode():
-            out = model(
-                input_ids=input_ids,
-                attention_mask=attention,
-                position_ids=positions,
-                use_cache=True,
-                logits_to_keep=1,
-                **self._prefill_inputs(rows),
-            )
-            cache = _output_cache(out)
-            last_position = positions[:, -1]
+            logits, cache, attention, last_position = self._prefill(rows)
+            joinable = self.continuous and can_merge(cache)
             active = rows
             while True:
                 if self._closed:  # close() was called: answer the rest now rather than finish the batch
                     for row in active:
                         row.request.future.set_exception(BackendError(f"{self.name}: backend closed"))
                     break
-                logits = out.logits[:, -1, :].float()
-                next_tokens: list[int] = []
-                keep: list[int] = []
-                for i, row in enumerate(active):
-                    token, logprob = self._sample(logits[i], row)
-                    row.token_ids.append(token)
-                    row.logprobs.append(logprob)
-                    if not self._after_token(row):
-                        keep.append(i)
-                        next_tokens.append(token)
-                if not keep:
-                    break
+                keep, next_tokens = self._sample_rows(active, logits)
                 if len(keep) < len(active):
+                    kept = set(keep)
+                    self._keep_finished(active, [i for i in range(len(active)) if i not in kept], cache, attention)
                     # Finished rows leave the batch, KV cache included, so they cost nothing more.
-                    index = torch.tensor(keep, dtype=torch.long, device=self.device)
-                    cache.batch_select_indices(index)
-                    attention = attention[index]
-                    last_position = last_position[index]
                     active = [active[i] for i in keep]
+                    if active:
+                        index = torch.tensor(keep, dtype=torch.long, device=self.device)
+                        cache.batch_select_indices(index)
+                        attention = attention[index]
+                        last_position = last_position[index]
+                if joinable and 0 < len(active) < self.max_batch_size:  # an empty batch ends: the next starts afresh
+                    batch = self._join(_Batch(active, next_tokens, cache, attention, last_position), requests)
+                    active, next_tokens, cache, attention, last_position = batch
+                if not active:
+                    break
                 attention = torch.cat([attention, attention.new_ones((len(active), 1))], dim=1)
                 last_position = last_position + 1
                 out = model(
@@ -689,4 +839,5 @@ class TransformersBackend:
                     use_cache=True,
                     **{self._cache_kwarg: cache},
                 )
+                logits = out.logits[:, -1, :].float()
         self.stats["generate_s"] += time.perf_counter() - started

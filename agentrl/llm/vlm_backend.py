@@ -263,10 +263,46 @@ class TransformersVLMBackend(TransformersBackend):
         return [f.result() for f in futures]
 
     def _prefill_inputs(self, rows: list[_Row]) -> dict[str, Any]:
-        images = [list(row.request.images) for row in rows]
+        images = [list(row.request.images)[row.images_reused :] for row in rows]  # the new tokens' images only
         if self._features_by_image:
             return self._image_features(images)
         return pixel_inputs(images, self.device)
+
+    def _reuse_key(self, row: _Row, ids: list[int]) -> Any:
+        """The ids with each image's tokens replaced by a negative number drawn from its pixels' digest.
+
+        Every image has the same placeholder ids, so two prompts with the same text and different screenshots
+        would otherwise match, and one would reuse keys and values computed from the other's image.
+        """
+        image_token = self.processor.image_token_id
+        key = np.asarray(ids, dtype=np.int64)
+        positions = np.flatnonzero(key == image_token)
+        start = 0
+        for image in row.request.images:
+            count = sum(1 for token in image.token_ids if token == image_token)
+            stand_in = -1 - int(image.digest[:15], 16)
+            key[positions[start : start + count]] = stand_in
+            start += count
+        return key
+
+    def _reuse_boundary(self, row: _Row, shared: int) -> int:
+        """Reuse no image in part: a shared prefix that ends inside an image's tokens stops before that image.
+
+        Sets ``row.images_reused``, the images wholly inside the reused tokens (their features are not needed).
+        """
+        image_token = self.processor.image_token_id
+        seen = sum(1 for token in row.prompt_ids[:shared] if token == image_token)
+        edge = 0  # image tokens before the current image
+        for index, image in enumerate(row.request.images):
+            count = sum(1 for token in image.token_ids if token == image_token)
+            if seen < edge + count:
+                if seen > edge:  # inside this image: stop at its first image token
+                    shared = [i for i, token in enumerate(row.prompt_ids) if token == image_token][edge]
+                row.images_reused = index
+                return shared
+            edge += count
+        row.images_reused = len(row.request.images)
+        return shared
 
     def _image_features(self, images_per_row: list[list[EncodedImage]]) -> dict[str, Any]:
         """The batch's image features as the model's ``mm_encoder_outputs``, each image's computed once (cached)."""
