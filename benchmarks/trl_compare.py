@@ -521,16 +521,7 @@ class _TRLTimer:
         self._gen = 0.0
         self._start = 0.0
         self._index = 0
-        inner = trainer._generate_and_score_completions
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                self._gen += time.perf_counter() - start
-
-        trainer._generate_and_score_completions = timed
+        _time_generation(self, trainer)
 
     def _run_ours(self) -> None:
         if self.our_step is None:
@@ -577,7 +568,22 @@ class _TRLTimer:
         self._index += 1
 
 
-def _callback(timer: _TRLTimer) -> Any:
+def _time_generation(timer: Any, trainer: Any) -> None:
+    """Add the seconds of TRL's generation (its ``_generate_and_score_completions``) to ``timer._gen``."""
+    inner = trainer._generate_and_score_completions
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            timer._gen += time.perf_counter() - start
+
+    trainer._generate_and_score_completions = timed
+
+
+def _callback(timer: Any) -> Any:
+    """A ``TrainerCallback`` handing TRL's step begin and end to ``timer`` (a :class:`_TRLTimer` or alike)."""
     from transformers import TrainerCallback
 
     class _Callback(TrainerCallback):

@@ -1,6 +1,7 @@
 r"""Multi-turn GRPO against TRL's ``GRPOTrainer`` tool loop: the same loss to 1e-5, then paired step timings.
 
-``python benchmarks/trl_multiturn.py [--repeats N] [--json PATH]`` runs both parts and prints a table.
+``python benchmarks/trl_multiturn.py [--repeats N] [--overlap-blocks B --block-steps K] [--json PATH]`` runs the
+three parts (parity, sequential timings, overlapped timings) and prints a table.
 The single-turn comparison is :mod:`benchmarks.trl_compare`; this one reuses its helpers (clip
 epsilons, reward scaling, gradient norms, the paired bootstrap, the ABAB step timer).
 
@@ -66,8 +67,41 @@ Reported: medians, ``ratio = median(ours) / median(TRL)`` with a 95% percentile-
 over the pairs, the median of per-pair ratios, the generate/update split, tool calls per episode and
 completion tokens on each side.
 
+**Part 3, overlapped timings** (:func:`time_overlapped`, ``--overlap-blocks B --block-steps K``, default
+B=6, K=8, one warm-up block pair; ``--overlap-blocks 0`` skips it). Our design's answer to the step time:
+``overlap_rollouts=True``, the next batch collected by a background thread while this step updates. Part 2
+cannot measure it (the background collection would run during TRL's step), so part 3 times *blocks*, each
+alone, never two at once: a fresh TRL trainer runs ``trainer.train()`` over ``(1 + B) * K`` steps, and a
+callback groups them in blocks of K consecutive steps; beside each TRL block, inside the callback while
+TRL's loop waits, runs a block of K consecutive :meth:`~agentrl.train.grpo.GRPOTrainer.step` calls of a fresh
+trainer of ours with ``overlap_rollouts=True`` (same workload, model, G, budget, sampling, sandbox, loss as
+part 2). Order within block pair b: TRL then ours for even b, ours then TRL for odd b (ABBA). Our block
+starts with no prefetched batch (its first step collects in the foreground, not overlapped) and ends with
+none in flight: before the block, ``max_steps`` of our trainer is set to ``step_index + K``, and
+``Trainer.step`` prefetches only below ``max_steps``, so the block's last step starts no background
+collection. Nothing is therefore drained or discarded (a drain that waits for and discards a pending
+prefetch still runs after each block as a safeguard, outside any timing; the count it discards is
+reported, expected 0). A tracker wraps our run's ``collect`` and counts collections in flight; at the
+start and at the end of every TRL step the callback checks that none is in flight and no prefetch is
+pending, and raises ``RuntimeError`` otherwise (``checks.idle_checks`` counts the checks passed). Weights
+are synced as our trainer always does (after each update, into the generation copy between generation
+batches), so a prefetched batch is up to one policy version stale; the ``staleness/mean`` our trainer
+records per step is reported (a block's first batch: 0). Per-step time, both sides: block wall time / K
+(TRL's block from its first step's ``on_step_begin`` to its last step's ``on_step_end``, so the gaps between
+its steps count; ours from before the first ``step()`` to after the last). So our figure includes one
+un-overlapped collection and one un-overlapped update per K steps: it is not the steady state of a long run.
+That is ``ratio_steady``: per block pair, the median of steps 2..K-1 of our block (a prefetched batch, and the
+next one collected during the update) over TRL's per-step time, with its interval. Reported: medians over blocks,
+``ratio = median(ours) / median(TRL)`` with a 95% percentile-bootstrap interval over the block pairs
+(:func:`benchmarks.trl_compare.paired_ratio`), the median per-pair ratio, our waits for the batch and
+update times, staleness, and completion tokens on each side. **Not like for like in compute**: both
+sides run with the same ``torch.set_num_threads`` (1 by default), but with overlap our step has two Python
+threads doing torch work at once (collection and update), so up to 2 cores, while TRL's synchronous loop
+uses one at a time. That is the asynchronous design being measured; part 2 is the like-for-like figure.
+
 **Reading the ratio.** Below 1: our step is faster. The interval's upper bound below 0.5 would meet
-the project's goal (<= 0.5x). With a 0.2M-parameter model on CPU, a step is mostly Python and
+the project's goal (<= 0.5x); ``goal_met`` says it of part 2, ``overlap_goal_met`` of part 3.
+With a 0.2M-parameter model on CPU, a step is mostly Python and
 ``generate`` overhead per decoded token, plus the tool calls; it says nothing of GPU throughput.
 """
 
@@ -75,6 +109,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -97,6 +132,7 @@ __all__ = [
     "format_report",
     "main",
     "parity_check",
+    "time_overlapped",
     "time_steps",
 ]
 
@@ -107,6 +143,8 @@ MAX_TOOL_CALLS = 4
 BUDGET = 512  # completion tokens per episode, tool results included
 TOLERANCE = trl_compare.TOLERANCE
 SFT_STEPS = 40
+OVERLAP_BLOCKS = 6  # timed block pairs of the overlapped mode
+BLOCK_STEPS = 8  # steps per block (K)
 BASE_SYSTEM = "You are an expert mathematician. Use the python tool to compute, then answer in \\boxed{}."
 GOLD = "8"
 QUESTIONS = ("What is 2 + 6?", "What is 3 + 5?", "What is 1 + 7?", "What is 4 + 4?")
@@ -435,8 +473,12 @@ def make_our_trainer(
     budget: int = BUDGET,
     learning_rate: float = 1e-5,
     seed: int = 0,
+    overlap: bool = False,
 ) -> Any:
-    """Our :class:`~agentrl.train.grpo.GRPOTrainer` on :class:`ToolCallTIRMathEnv`, the compared configuration."""
+    """Our :class:`~agentrl.train.grpo.GRPOTrainer` on :class:`ToolCallTIRMathEnv`, the compared configuration.
+
+    ``overlap``: ``overlap_rollouts`` (the next batch collected in the background during this update).
+    """
     import functools
 
     from transformers import AutoTokenizer
@@ -474,7 +516,7 @@ def make_our_trainer(
         kl_coef=0.0,
         scale_rewards=trl_compare._scale(loss_type),
         dynamic_sampling=False,
-        overlap_rollouts=False,
+        overlap_rollouts=overlap,
         device="cpu",
         dtype="float32",
         seed=seed,
@@ -793,9 +835,281 @@ def time_steps(
     return report
 
 
+# -- part 3: overlapped blocks -----------------------------------------------------------------------
+class _CollectionTracker:
+    """Counts our trainer's collections in flight and those run by its background collector thread."""
+
+    def __init__(self, ours: Any) -> None:
+        import threading
+
+        self.ours = ours
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.background = 0  # collections that ran in the collector thread (prefetches)
+        self.foreground = 0  # collections run by step() itself (a block's first step)
+        inner = ours.run.collect
+
+        def collect(requests: Sequence[Any], step: int | None = None) -> list[Any]:
+            in_background = threading.current_thread().name.startswith("agentrl-collect")
+            with self._lock:
+                self.in_flight += 1
+                if in_background:
+                    self.background += 1
+                else:
+                    self.foreground += 1
+            try:
+                return list(inner(requests, step))
+            finally:
+                with self._lock:
+                    self.in_flight -= 1
+
+        ours.run.collect = collect  # PolicyRun.prefetch submits self.collect: this wrapper
+
+    def busy(self) -> bool:
+        """A collection is running, or a prefetched batch is waiting (its collection may still run)."""
+        pending = self.ours.run._pending
+        with self._lock:
+            return self.in_flight > 0 or pending is not None
+
+    def drain(self) -> tuple[int, float]:
+        """Wait for a pending prefetch to finish and discard it; ``(discarded, seconds waited)``."""
+        started = time.perf_counter()
+        pending, self.ours.run._pending = self.ours.run._pending, None
+        if pending is not None:
+            pending[1].exception()  # wait for it, whatever it did; its batch is thrown away
+        return int(pending is not None), time.perf_counter() - started
+
+
+class _BlockTimer:
+    """A ``TrainerCallback``: TRL's steps in blocks of ``block_steps``, a block of our overlapped steps beside each.
+
+    Pair ``b`` runs TRL's block then ours when ``b`` is even, ours then TRL's when it is odd (ABBA), each
+    block alone: our block runs inside this callback, between two TRL steps, while TRL's loop waits.
+    """
+
+    def __init__(self, trainer: Any, ours: Any, block_steps: int, warmup: int) -> None:
+        self.trainer, self.ours, self.k, self.warmup = trainer, ours, block_steps, warmup
+        self.tracker = _CollectionTracker(ours)
+        self.trl: list[dict[str, Any]] = []
+        self.mine: list[dict[str, Any]] = []
+        self.idle_checks = 0  # TRL step starts and ends at which no collection of ours was running
+        self.discarded = 0
+        self.drain_s = 0.0
+        self._index = 0  # TRL steps begun
+        self._block_start = 0.0
+        self._step_start = 0.0
+        self._gen = 0.0
+        self._steps: list[dict[str, float]] = []
+        trl_compare._time_generation(self, trainer)
+
+    def _assert_idle(self, where: str) -> None:
+        if self.tracker.busy():
+            raise RuntimeError(f"our background collection is running at TRL's {where}: the timing is not fair")
+        self.idle_checks += 1
+
+    def _our_block(self, pair: int) -> None:
+        """K steps of ours with overlap on, from no prefetched batch to none: block wall time / K per step."""
+        ours = self.ours
+        discarded, waited = self.tracker.drain()  # nothing is left over by design (see below); a safeguard
+        self.discarded += discarded
+        self.drain_s += waited
+        # The block's last step starts no prefetch (Trainer.step prefetches only below max_steps), so
+        # the block ends with nothing in the background and the next block starts with nothing prefetched.
+        ours.args.max_steps = ours.step_index + self.k
+        background = self.tracker.background
+        start = time.perf_counter()
+        metrics = [dict(ours.step()) for _ in range(self.k)]
+        wall = time.perf_counter() - start
+        discarded, waited = self.tracker.drain()  # must be (0, ~0): checked by _assert_idle before TRL's steps
+        self.discarded += discarded
+        self.drain_s += waited
+        if pair < self.warmup:
+            return
+        self.mine.append(
+            {
+                "step_s": wall / self.k,
+                "block_s": wall,
+                "steps_s": [float(m["time/step_s"]) for m in metrics],  # as our trainer reports each step
+                "wait_s": [float(m["time/generate_s"]) for m in metrics],  # waiting for the batch
+                "update_s": [float(m["time/update_s"]) for m in metrics],
+                "staleness": [float(m.get("staleness/mean", math.nan)) for m in metrics],
+                "prefetched": self.tracker.background - background,
+                "completion_tokens": statistics.fmean(float(m.get("length/policy_tokens", math.nan)) for m in metrics),
+                "reward": statistics.fmean(float(m.get("reward/mean", math.nan)) for m in metrics),
+            }
+        )
+
+    # TrainerCallback protocol (duck-typed, as trl_compare._TRLTimer).
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        pair, offset = divmod(self._index, self.k)
+        if offset == 0:
+            if pair % 2 == 1:
+                self._our_block(pair)
+            self._steps = []
+        self._assert_idle("step start")
+        self._gen = 0.0
+        self._step_start = time.perf_counter()
+        if offset == 0:
+            self._block_start = self._step_start
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        now = time.perf_counter()
+        self._assert_idle("step end")
+        metrics = self.trainer._metrics["train"]
+        self._steps.append(
+            {
+                "step_s": now - self._step_start,
+                "generate_s": self._gen,
+                "completion_tokens": float(metrics["completions/mean_length"][-1]),
+                "reward": float(metrics["reward"][-1]),
+            }
+        )
+        self._index += 1
+        pair, offset = divmod(self._index, self.k)
+        if offset:
+            return
+        pair -= 1  # the pair whose TRL block just ended
+        if pair >= self.warmup:
+            wall = now - self._block_start
+            self.trl.append(
+                {
+                    "step_s": wall / self.k,
+                    "block_s": wall,
+                    "steps_s": [s["step_s"] for s in self._steps],
+                    "generate_s": [s["generate_s"] for s in self._steps],
+                    "completion_tokens": statistics.fmean(s["completion_tokens"] for s in self._steps),
+                    "reward": statistics.fmean(s["reward"] for s in self._steps),
+                }
+            )
+        if pair % 2 == 0:
+            self._our_block(pair)
+
+
+def time_overlapped(
+    blocks: int = 5,
+    block_steps: int = 4,
+    *,
+    loss_type: str = "grpo",
+    warmup: int = 1,
+    model_dir: str | Path | None = None,
+    budget: int = BUDGET,
+    learning_rate: float = 1e-5,
+    seed: int = 0,
+    sft_steps: int = SFT_STEPS,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Blocks of ``block_steps`` TRL steps alternating with blocks of our steps with ``overlap_rollouts=True``.
+
+    ``warmup`` block pairs are run first and dropped. Per-step time of a block: its wall time / ``block_steps``
+    on both sides. Our block starts with no prefetched batch and ends with none in flight (its last step
+    prefetches nothing), so none of our work runs during TRL's blocks (checked at every TRL step's start
+    and end: a ``RuntimeError`` otherwise).
+
+    Returns:
+        ``config``; ``trl`` / ``ours``: one dict per timed block (``step_s`` = block wall / K, ``block_s``,
+        per-step details; ours also ``wait_s`` (time waiting for the batch), ``update_s``, ``staleness``
+        (the ``staleness/mean`` our trainer records per step) and ``prefetched`` (batches collected in the
+        background)); ``median``; ``ratio`` (:func:`benchmarks.trl_compare.paired_ratio` over the block pairs);
+        ``checks`` (``idle_checks``: TRL step starts and ends seen with nothing of ours running,
+        ``discarded_prefetches`` and ``drain_s``: expected 0).
+    """
+    import torch
+    from transformers import AutoTokenizer, PrinterCallback
+
+    if blocks < 1 or block_steps < 1 or warmup < 0:
+        raise ValueError("blocks and block_steps must be at least 1, warmup at least 0")
+    pairs = warmup + blocks
+    with tempfile.TemporaryDirectory(prefix="trl-multiturn-overlap-") as tmp, ExitStack() as stack:
+        workdir = Path(tmp)
+        path = Path(model_dir) if model_dir is not None else build_tool_model(workdir, steps=sft_steps, seed=seed)
+        ours = make_our_trainer(
+            path, loss_type, workdir=workdir, budget=budget, learning_rate=learning_rate, seed=seed, overlap=True
+        )
+        stack.callback(ours.close)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        torch.manual_seed(seed)
+        trainer = make_trl_trainer(
+            trl_compare._load_model(path),
+            tokenizer,
+            loss_type,
+            output_dir=workdir / "trl",
+            budget=budget,
+            learning_rate=learning_rate,
+            max_steps=pairs * block_steps,
+            seed=seed,
+        )
+        stack.callback(_close_trl, trainer)
+        timer = _BlockTimer(trainer, ours, block_steps, warmup)
+        trainer.add_callback(trl_compare._callback(timer))
+        trainer.remove_callback(PrinterCallback)
+        trainer.train()
+        if len(timer.trl) != blocks or len(timer.mine) != blocks:
+            raise RuntimeError(f"expected {blocks} timed blocks a side, got {len(timer.trl)} and {len(timer.mine)}")
+    trl_step = [b["step_s"] for b in timer.trl]
+    our_step = [b["step_s"] for b in timer.mine]
+    staleness = [s for b in timer.mine for s in b["staleness"]]
+    overlapped = [s for b in timer.mine for s in b["staleness"][1:]]  # the steps whose batch was prefetched
+    # Steps 2..K-1 of a block: a prefetched batch, and the next one collected during the update (steady state).
+    inner = [s for b in timer.mine for s in b["steps_s"][1:-1]]
+    steady = [statistics.median(b["steps_s"][1:-1]) if block_steps > 2 else math.nan for b in timer.mine]
+    return {
+        "config": {
+            "loss_type": loss_type,
+            "blocks": blocks,
+            "block_steps": block_steps,
+            "warmup_blocks": warmup,
+            "order": "ABBA by block pair: TRL then ours on even pairs, ours then TRL on odd ones",
+            "per_step": "block wall time / block_steps, on both sides",
+            "prompts": NUM_PROMPTS,
+            "group_size": GROUP_SIZE,
+            "max_completion_length": budget,
+            "max_tool_calls": MAX_TOOL_CALLS,
+            "learning_rate": learning_rate,
+            "torch_threads": torch.get_num_threads(),
+            "overlap_rollouts": True,
+            "our_threads_doing_torch_work": 2,
+        },
+        "trl": timer.trl,
+        "ours": timer.mine,
+        "median": {
+            "trl": {
+                "step_s": statistics.median(trl_step),
+                "completion_tokens": statistics.median(b["completion_tokens"] for b in timer.trl),
+                "reward": statistics.median(b["reward"] for b in timer.trl),
+            },
+            "ours": {
+                "step_s": statistics.median(our_step),
+                "steady_step_s": statistics.median(inner) if inner else math.nan,
+                "wait_s": statistics.median(w for b in timer.mine for w in b["wait_s"]),
+                "update_s": statistics.median(u for b in timer.mine for u in b["update_s"]),
+                "completion_tokens": statistics.median(b["completion_tokens"] for b in timer.mine),
+                "reward": statistics.median(b["reward"] for b in timer.mine),
+            },
+        },
+        "staleness": {
+            "mean": statistics.fmean(staleness),
+            "max": max(staleness),
+            "prefetched_steps_mean": statistics.fmean(overlapped) if overlapped else math.nan,
+            "prefetched_steps": sum(b["prefetched"] for b in timer.mine),
+            "steps": blocks * block_steps,
+        },
+        "ratio": trl_compare.paired_ratio(our_step, trl_step, confidence=confidence, seed=seed),
+        "ratio_steady": (
+            trl_compare.paired_ratio(steady, trl_step, confidence=confidence, seed=seed) if block_steps > 2 else None
+        ),
+        "checks": {
+            "idle_checks": timer.idle_checks,
+            "discarded_prefetches": timer.discarded,
+            "drain_s": timer.drain_s,
+        },
+    }
+
+
 # -- report and CLI ----------------------------------------------------------------------------------
-def format_report(parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any] | None) -> str:
-    """Both parts as plain-text tables (:func:`benchmarks.trl_compare.format_report` plus the tool figures)."""
+def format_report(
+    parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any] | None, overlap: dict[str, Any] | None = None
+) -> str:
+    """The parts as plain-text tables (:func:`benchmarks.trl_compare.format_report`, the tool figures, the blocks)."""
     lines = [trl_compare.format_report(parity, timing)]
     if parity:
         r = parity[0]
@@ -809,10 +1123,45 @@ def format_report(parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any
         lines.append(
             f"median tool calls per episode: TRL {med['trl']['tool_calls']:.3f}, ours {med['ours']['tool_calls']:.3f}"
         )
+    if overlap:
+        cfg, med, r, st = overlap["config"], overlap["median"], overlap["ratio"], overlap["staleness"]
+        lines.append("")
+        lines.append(
+            f"Overlapped blocks: ours with overlap_rollouts=True (2 threads doing torch work: collection and "
+            f"update), TRL synchronous; {cfg['blocks']} block pairs of K={cfg['block_steps']} steps after "
+            f"{cfg['warmup_blocks']} warm-up, blocks timed alone, per step = block wall / K"
+        )
+        lines.append(
+            f"{'part':10} {'TRL median':>11} {'our median':>11} {'ours/TRL':>9} {'95% interval':>17} {'pairs':>7}"
+        )
+        lines.append(
+            f"{'overlapped':10} {med['trl']['step_s'] * 1e3:9.1f}ms {med['ours']['step_s'] * 1e3:9.1f}ms "
+            f"{r['ratio']:9.3f} [{r['low']:6.3f}, {r['high']:6.3f}] {r['pair_median']:7.3f}"
+        )
+        steady = overlap["ratio_steady"]
+        if steady is not None:
+            lines.append(
+                f"{'steady':10} {med['trl']['step_s'] * 1e3:9.1f}ms {med['ours']['steady_step_s'] * 1e3:9.1f}ms "
+                f"{steady['ratio']:9.3f} [{steady['low']:6.3f}, {steady['high']:6.3f}] {steady['pair_median']:7.3f}"
+                "   (ours: steps 2..K-1 of each block)"
+            )
+        lines.append(
+            f"ours per step (median): waiting for the batch {med['ours']['wait_s'] * 1e3:.1f}ms, "
+            f"update {med['ours']['update_s'] * 1e3:.1f}ms; staleness mean {st['mean']:.2f} "
+            f"(prefetched steps {st['prefetched_steps_mean']:.2f}), max {st['max']:.0f}; "
+            f"{st['prefetched_steps']} of {st['steps']} batches prefetched"
+        )
+        lines.append(
+            f"median completion tokens per row: TRL {med['trl']['completion_tokens']:.3f}, "
+            f"ours {med['ours']['completion_tokens']:.3f}; TRL step checks with none of ours running: "
+            f"{overlap['checks']['idle_checks']}"
+        )
     return "\n".join(lines)
 
 
-def _summary(parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any] | None) -> dict[str, Any]:
+def _summary(
+    parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any] | None, overlap: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The headline figures, flat (the docs' reproduce page lists the first scalars of a result file)."""
     out: dict[str, Any] = {}
     if parity:
@@ -830,6 +1179,26 @@ def _summary(parity: Sequence[dict[str, Any]] | None, timing: dict[str, Any] | N
             for key in ("step_s", "generate_s", "update_s", "tool_calls"):
                 out[f"{side}_median_{key}"] = round(timing["median"][side][key], 4)
         out["goal_met"] = step["high"] <= 0.5
+    if overlap:
+        r = overlap["ratio"]
+        out["overlap_step_ratio_ours_over_trl"] = round(r["ratio"], 4)
+        out["overlap_step_ratio_low"] = round(r["low"], 4)
+        out["overlap_step_ratio_high"] = round(r["high"], 4)
+        out["overlap_step_ratio_pair_median"] = round(r["pair_median"], 4)
+        out["overlap_trl_median_step_s"] = round(overlap["median"]["trl"]["step_s"], 4)
+        out["overlap_ours_median_step_s"] = round(overlap["median"]["ours"]["step_s"], 4)
+        out["overlap_ours_steady_step_s"] = round(overlap["median"]["ours"]["steady_step_s"], 4)
+        out["overlap_blocks"] = overlap["config"]["blocks"]
+        out["overlap_block_steps"] = overlap["config"]["block_steps"]
+        out["overlap_staleness_mean"] = round(overlap["staleness"]["mean"], 4)
+        out["overlap_staleness_max"] = overlap["staleness"]["max"]
+        out["overlap_goal_met"] = r["high"] <= 0.5
+        steady = overlap["ratio_steady"]
+        if steady is not None:
+            out["overlap_steady_ratio_ours_over_trl"] = round(steady["ratio"], 4)
+            out["overlap_steady_ratio_low"] = round(steady["low"], 4)
+            out["overlap_steady_ratio_high"] = round(steady["high"], 4)
+            out["overlap_steady_goal_met"] = steady["high"] <= 0.5
     return out
 
 
@@ -842,6 +1211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=BUDGET, help=f"completion tokens per episode (default {BUDGET})")
     parser.add_argument("--sft-steps", type=int, default=SFT_STEPS, help="fine-tuning steps of the tool model")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument(
+        "--overlap-blocks", type=int, default=OVERLAP_BLOCKS, help="timed block pairs, ours with overlap (0: skip)"
+    )
+    parser.add_argument("--block-steps", type=int, default=BLOCK_STEPS, help="steps per block (K)")
+    parser.add_argument("--overlap-warmup", type=int, default=1, help="untimed block pairs first (default 1)")
     parser.add_argument("--skip-parity", action="store_true")
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
@@ -866,17 +1240,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.repeats, loss_type=args.loss_type, warmup=args.warmup, model_dir=model, budget=args.budget
             )
         )
+        overlap = (
+            None
+            if args.skip_timing or args.overlap_blocks < 1
+            else time_overlapped(
+                args.overlap_blocks,
+                args.block_steps,
+                loss_type=args.loss_type,
+                warmup=args.overlap_warmup,
+                model_dir=model,
+                budget=args.budget,
+            )
+        )
         sft = json.loads((model / "sft.json").read_text())
-    print(format_report(parity, timing))
+    print(format_report(parity, timing, overlap))
     if args.json:
         command = "python benchmarks/trl_multiturn.py " + " ".join(sys.argv[1:] if argv is None else argv)
         record = {
             "command": command.strip(),
-            **_summary(parity, timing),
+            **_summary(parity, timing, overlap),
             "sft": sft,
             "wall_s": round(time.perf_counter() - started, 1),
             "parity": parity,
             "timing": timing,
+            "overlap": overlap,
         }
         Path(args.json).write_text(json.dumps(record, indent=2) + "\n")
     ok = parity is None or all(r["ok"] for r in parity)

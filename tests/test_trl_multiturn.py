@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,65 @@ def test_the_recorded_result_names_its_command() -> None:
     assert record["command"].startswith("python benchmarks/trl_multiturn.py")
     assert record["parity_ok"] is True
     assert record["step_ratio_low"] <= record["step_ratio_ours_over_trl"] <= record["step_ratio_high"]
+
+
+def test_overlapped_blocks_are_paired_and_never_run_beside_trl(model_dir: Path) -> None:
+    blocks, k = 2, 3
+    report = trl_multiturn.time_overlapped(blocks, k, warmup=0, model_dir=model_dir, budget=256)
+    assert len(report["trl"]) == len(report["ours"]) == blocks  # one figure per block, a pair per block index
+    for side in ("trl", "ours"):
+        for block in report[side]:
+            assert math.isclose(block["step_s"], block["block_s"] / k)
+            assert block["step_s"] > 0
+    for block in report["trl"]:
+        assert len(block["steps_s"]) == k and sum(block["steps_s"]) <= block["block_s"] + 1e-6
+    for block in report["ours"]:
+        assert len(block["wait_s"]) == len(block["update_s"]) == k
+        assert block["prefetched"] == k - 1  # the overlap ran: every step but a block's first had its batch ready
+        assert block["staleness"][0] == 0.0  # a block's first batch is collected on-policy, after the last sync
+        assert all(0.0 <= s <= 1.0 for s in block["staleness"])  # one step off-policy at most
+    # Every TRL step started and ended with no collection of ours in flight and no prefetch pending
+    # (_BlockTimer raises otherwise), and nothing had to be discarded to get there.
+    assert report["checks"]["idle_checks"] == 2 * blocks * k
+    assert report["checks"]["discarded_prefetches"] == 0
+    ratio, steady = report["ratio"], report["ratio_steady"]
+    assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
+    assert steady["low"] <= steady["ratio"] <= steady["high"]  # k=3: step 2 of each block is the steady state
+    middle = statistics.median(b["steps_s"][1] for b in report["ours"])
+    assert math.isclose(report["median"]["ours"]["steady_step_s"], middle)
+    assert report["config"]["overlap_rollouts"] is True
+    text = trl_multiturn.format_report(None, None, report)
+    assert "overlapped" in text and "staleness" in text
+    summary = trl_multiturn._summary(None, None, report)
+    assert summary["overlap_step_ratio_low"] <= summary["overlap_step_ratio_ours_over_trl"]
+    assert summary["overlap_block_steps"] == k
+    json.dumps(report)
+
+
+def test_the_block_guard_sees_a_background_collection() -> None:
+    import concurrent.futures
+    import threading
+    from types import SimpleNamespace
+
+    started, release = threading.Event(), threading.Event()
+
+    def collect(requests: list, step: int | None = None) -> list:
+        started.set()
+        release.wait(10)
+        return list(requests)
+
+    ours = SimpleNamespace(run=SimpleNamespace(collect=collect, _pending=None))
+    tracker = trl_multiturn._CollectionTracker(ours)
+    assert not tracker.busy()
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="agentrl-collect") as pool:
+        ours.run._pending = (1, pool.submit(ours.run.collect, [1, 2], 1))  # as PolicyRun.prefetch does
+        assert started.wait(10)
+        assert tracker.busy() and tracker.in_flight == 1 and tracker.background == 1
+        timer = SimpleNamespace(tracker=tracker, idle_checks=0)
+        with pytest.raises(RuntimeError, match="not fair"):
+            trl_multiturn._BlockTimer._assert_idle(timer, "step start")  # type: ignore[arg-type]
+        release.set()
+        assert tracker.drain()[0] == 1  # waited for and discarded
+    assert not tracker.busy() and tracker.in_flight == 0
+    trl_multiturn._BlockTimer._assert_idle(timer, "step start")  # type: ignore[arg-type]
+    assert timer.idle_checks == 1

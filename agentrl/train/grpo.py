@@ -162,18 +162,20 @@ class GRPOTrainer(Trainer):
             batch = pack_trajectories(pieces, run.pad_id).to(run.device)
             token_advantages = advantages[owners].to(run.device)[:, None] * batch.loss_mask
 
-        # The behaviour policy's logprobs (recomputed or the sampler's) and the reference's.
-        ref_logprobs = None
-        if rows:
-            old_logprobs, ref_logprobs, gap = run.rollout_logprobs(batch, local_tokens)
-            metrics["update/logprob_mismatch"] = gap
+        # The reference's logprobs (with a KL term). The behaviour policy's are the sampler's, or, recomputed
+        # (``recompute_old_logprobs``), the training model's before this step's update: the first update pass
+        # computes exactly those (with gradients), so they are taken from it, detached, rather than from one more
+        # forward pass over the batch (TRL's on-policy path does the same). Their gap to the sampler's is a metric.
+        ref_logprobs = run.reference_logprobs(batch) if rows else None
+        first_pass: dict[int, Any] = {}  # micro-batch -> its logprobs in the first pass, detached
+        gap = 0.0
 
         # 4. The loss over micro-batches, normalised by the whole batch's rows and tokens, so the
         #    accumulated gradient equals the full batch's (and, scaled, the same across ranks).
         micro = run.micro_batches(len(rows), args.grad_accum_steps, [len(piece.token_ids) for piece in pieces])
         totals: dict[str, float] = {}
         grad_norm = 0.0
-        for _ in range(args.updates_per_step):
+        for update in range(args.updates_per_step):
             run.optimizer.zero_grad(set_to_none=True)
             for index, part in enumerate(micro):
                 with run.no_sync(run.policy, defer=index < len(micro) - 1):
@@ -190,9 +192,12 @@ class GRPOTrainer(Trainer):
                         extra_inputs=sub.vision,
                         suppress_token_ids=run.suppressed_token_ids,
                     )
+                    if update == 0:
+                        first_pass[index] = logprobs.detach()
+                        gap += float(((first_pass[index] - sub.old_logprobs).abs() * sub.loss_mask).sum())
                     loss, stats = policy_loss(
                         logprobs,
-                        old_logprobs[part][:, :width],
+                        first_pass[index] if args.recompute_old_logprobs else sub.old_logprobs,
                         token_advantages[part][:, :width],
                         sub.loss_mask,
                         self.loss_config,
@@ -205,6 +210,7 @@ class GRPOTrainer(Trainer):
             # 5. Clip and step (after DDP's all-reduce the gradients are the same on every rank).
             grad_norm = run.optimizer_step(run.parameters, run.optimizer, args.max_grad_norm)
 
+        metrics["update/logprob_mismatch"] = gap / max(local_tokens, 1.0)
         totals = run.reduce_totals({key: totals.get(key, 0.0) for key in _TOTAL_KEYS})
         metrics.update(policy_update_metrics(totals, count, args.updates_per_step, with_kl=args.kl_coef > 0))
         metrics["update/grad_norm"] = grad_norm

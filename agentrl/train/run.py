@@ -420,8 +420,11 @@ class PolicyRun:
         recomputed = self.batch_logprobs(self.model, batch)
         gap = float(((recomputed - batch.old_logprobs).abs() * batch.loss_mask).sum() / max(local_tokens, 1.0))
         old = recomputed if self.args.recompute_old_logprobs else batch.old_logprobs
-        reference = None if self.reference is None else self.batch_logprobs(self.reference, batch)
-        return old, reference, gap
+        return old, self.reference_logprobs(batch), gap
+
+    def reference_logprobs(self, batch: Any) -> Any:
+        """The frozen reference model's logprobs of the batch (``None`` without one: no KL term)."""
+        return None if self.reference is None else self.batch_logprobs(self.reference, batch)
 
     def drop_stale(self, trajectories: Sequence[Any]) -> tuple[list[Any], int]:
         """The trajectories within ``max_staleness`` of the current policy, and how many were dropped."""
