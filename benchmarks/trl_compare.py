@@ -129,28 +129,13 @@ def letter_reward_func(completions: Sequence[Any], **kwargs: Any) -> list[float]
     return out
 
 
-def make_trl_trainer(
-    model: Any,
-    tokenizer: Any,
-    loss_type: str,
-    *,
-    output_dir: str | Path,
-    max_completion_length: int = MAX_COMPLETION_LENGTH,
-    learning_rate: float = 1e-5,
-    max_steps: int = 1,
-    seed: int = 0,
-    callbacks: Sequence[Any] = (),
-) -> Any:
-    """A TRL ``GRPOTrainer`` on ``model`` with the compared configuration (CPU, float32, no KL).
-
-    The dataset holds ``NUM_PROMPTS * max_steps`` copies of the prompt, so one epoch covers every
-    step (no epoch turnover inside the timed loop).
-    """
-    from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+def grpo_config(output_dir: Any, loss_type: str, *, max_completion_length: int, learning_rate: float,
+                max_steps: int, seed: int, **extra: Any) -> Any:
+    """TRL's ``GRPOConfig`` for the compared setting (CPU, float32, no KL, no logging); ``extra`` adds options."""
+    from trl import GRPOConfig
 
     low, high = _epsilons(loss_type)
-    config = GRPOConfig(
+    return GRPOConfig(
         output_dir=str(output_dir),
         loss_type=loss_type,
         scale_rewards=_scale(loss_type),
@@ -176,6 +161,33 @@ def make_trl_trainer(
         logging_strategy="no",
         save_strategy="no",
         disable_tqdm=True,
+        **extra,
+    )
+
+
+def make_trl_trainer(
+    model: Any,
+    tokenizer: Any,
+    loss_type: str,
+    *,
+    output_dir: str | Path,
+    max_completion_length: int = MAX_COMPLETION_LENGTH,
+    learning_rate: float = 1e-5,
+    max_steps: int = 1,
+    seed: int = 0,
+    callbacks: Sequence[Any] = (),
+) -> Any:
+    """A TRL ``GRPOTrainer`` on ``model`` with the compared configuration (CPU, float32, no KL).
+
+    The dataset holds ``NUM_PROMPTS * max_steps`` copies of the prompt, so one epoch covers every
+    step (no epoch turnover inside the timed loop).
+    """
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    config = grpo_config(
+        output_dir, loss_type, max_completion_length=max_completion_length, learning_rate=learning_rate,
+        max_steps=max_steps, seed=seed,
     )
     dataset = Dataset.from_dict({"prompt": [_messages()] * (NUM_PROMPTS * max(1, max_steps))})
     return GRPOTrainer(

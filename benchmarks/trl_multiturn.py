@@ -409,37 +409,12 @@ def make_trl_trainer(
     import os
 
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    low, high = trl_compare._epsilons(loss_type)
-    config = GRPOConfig(
-        output_dir=str(output_dir),
-        loss_type=loss_type,
-        scale_rewards=trl_compare._scale(loss_type),
-        beta=0.0,
-        epsilon=low,
-        epsilon_high=high,
-        num_generations=GROUP_SIZE,
-        per_device_train_batch_size=NUM_PROMPTS * GROUP_SIZE,
-        gradient_accumulation_steps=1,
-        max_completion_length=budget,
-        max_tool_calling_iterations=MAX_TOOL_CALLS,
-        temperature=1.0,
-        top_p=1.0,
-        top_k=0,
-        learning_rate=learning_rate,
-        lr_scheduler_type="constant",
-        max_steps=max_steps,
-        seed=seed,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        fp16=False,
-        gradient_checkpointing=False,
-        logging_strategy="no",
-        save_strategy="no",
-        disable_tqdm=True,
+    config = trl_compare.grpo_config(
+        output_dir, loss_type, max_completion_length=budget, learning_rate=learning_rate, max_steps=max_steps,
+        seed=seed, max_tool_calling_iterations=MAX_TOOL_CALLS,
     )
     n = NUM_PROMPTS * max(1, max_steps)
     questions = [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
