@@ -7,9 +7,9 @@ Scripted episodes in the desktop's apps (xterm: commands and their output; mouse
 open-file dialog; Chromium: a local page loading, a form, a JavaScript dialog, scrolling; LibreOffice Calc
 and Writer where installed: cells, a menu, a dialog). Each runs under three settings:
 
-* ``settle``: ``settle_s=1.0`` (wait until the screen is unchanged and the apps idle for ``quiet_s``,
+* ``settle``: the env's defaults (wait until the screen is unchanged and the apps idle for ``quiet_s``,
   at most ``settle_s``; ``agentrl.envs.osworld.runtime.settle``);
-* ``pause 0.1 s``: the env's default fixed pause (``settle_s=0, pause_s=0.1``);
+* ``pause 0.1 s``: the fixed pause the env used before (``settle_s=0, pause_s=0.1``);
 * ``no wait``: neither (``settle_s=0, pause_s=0``), the env's own cost and the floor.
 
 After every step the observation the agent got is compared, pixel for pixel, with the screen one second
@@ -92,7 +92,7 @@ EPISODES = [
 ]
 
 SETTINGS: dict[str, dict[str, Any]] = {
-    "settle": {"settle_s": 1.0},
+    "settle": {},
     "pause 0.1 s": {"settle_s": 0.0, "pause_s": 0.1},
     "no wait": {"settle_s": 0.0, "pause_s": 0.0},
 }

@@ -7,8 +7,8 @@
 
 A step is one pyautogui action (a mouse move) plus one 1280x720 screenshot observation, with the
 env's wait after the action off (``settle_s=0, pause_s=0``) so the figure is the env's own cost (OSWorld
-pauses 2 s per step); one figure is also taken with the settle (``settle_s=1.0``: the screen and the apps
-still for ``quiet_s``; ``python benchmarks/desktop_settle.py`` measures it on real apps). With 4
+pauses 2 s per step); one figure is also taken with the env's defaults (the settle: the screen and the
+apps still for ``quiet_s``; ``python benchmarks/desktop_settle.py`` measures it on real apps). With 4
 envs, each env steps in its own thread (the work is the desktop's, in other processes); the figure is the total steps
 per second. Reset time is the median over ``--repeats``
 resets of a task that launches one app (xterm) and waits for its window. Timings on a shared
@@ -57,13 +57,18 @@ def bench_speed(steps: int = 100, repeats: int = 5, num_envs: int = 4) -> dict[s
     """Steps/s of one env and of ``num_envs`` envs in threads, and the median reset time.
 
     The step figures run with no wait after an action (the env's own cost); one more figure runs one env
-    with the settle after each action (``settle_s=1.0``).
+    with the env's default settle after each action.
     """
+    import inspect
+
+    from agentrl.envs.osworld.env import OSWorldEnv
+
+    defaults = {name: inspect.signature(OSWorldEnv).parameters[name].default for name in ("settle_s", "pause_s")}
     env = _env(max_steps=10 * steps + 10)
     try:
         one = statistics.median(_steps_per_second(env, steps) for _ in range(3))
-        env.settle_s, env.pause_s = 1.0, None
-        one_settle = _steps_per_second(env, max(10, steps // 4))
+        env.settle_s, env.pause_s = defaults["settle_s"], defaults["pause_s"]
+        one_default = _steps_per_second(env, max(10, steps // 4))
         env.settle_s, env.pause_s = 0.0, 0.0
         resets = []
         for _ in range(repeats):
@@ -94,7 +99,7 @@ def bench_speed(steps: int = 100, repeats: int = 5, num_envs: int = 4) -> dict[s
             e.close()
     return {
         "steps_per_s_one_env": round(one, 1),
-        "steps_per_s_one_env_settle": round(one_settle, 1),
+        "steps_per_s_one_env_default_settle": round(one_default, 1),
         f"steps_per_s_{num_envs}_envs_total": round(total, 1),
         "reset_s_median": round(statistics.median(resets), 3),
         "reset_s_max": round(max(resets), 3),

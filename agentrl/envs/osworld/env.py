@@ -11,8 +11,8 @@ and returns the first observation (files that ``download`` steps and ``cloud_fil
 from the offline asset cache that ``agentrl osworld fetch-assets`` fills; a task whose files are not
 there fails its reset with :class:`~agentrl.envs.osworld.tasks.assets.MissingAsset`, naming the URL and that
 command). Each ``step`` runs one action (pyautogui code in a sandboxed
-child bound to that display, or one computer_13 action), waits (0.1 s; or, with ``settle_s``, until the screen
-holds still: unchanged, and the desktop's apps idle, for ``quiet_s``) and observes. ``DONE``,
+child bound to that display, or one computer_13 action), waits until the screen holds still (unchanged,
+and the desktop's apps idle, for ``quiet_s``; at most ``settle_s``) and observes. ``DONE``,
 ``FAIL`` or the step budget (15 by default, as OSWorld; 50 and 100 are its other settings) ends the
 episode, and only then is the task's evaluator run: the reward is its score in ``[0, 1]``, with
 ``info["eval_details"]`` per metric.
@@ -115,8 +115,8 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
     A ``Dict`` with ``instruction`` and, by ``obs_type``: ``screenshot`` (``Box(0, 255, (H, W, 3), uint8)``,
     ``screen_size``), ``accessibility_tree`` (the linearized AT-SPI tree, trimmed to ``a11y_max_tokens``),
     both, or for ``"som"`` the screenshot with numbered boxes and the table of marks. An observation is taken
-    0.1 s after the action, or with ``settle_s`` once the desktop holds still (the screen unchanged and its
-    apps idle for ``quiet_s``, at most ``settle_s``).
+    once the desktop holds still after the action (the screen unchanged and its apps idle for ``quiet_s``, at
+    most ``settle_s``), not after a fixed pause.
 
     ## Rewards
 
@@ -163,12 +163,10 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         server_url, token: the remote desktop server and its bearer token.
         settle_s: after an action (and a reset), wait until the screen is unchanged and the desktop's apps
             are idle for ``quiet_s``, at most ``settle_s`` seconds, then observe (``POST /settle``,
-            :mod:`~agentrl.envs.osworld.runtime.settle`; ``1.0`` is the setting measured). 0 (default, for now)
-            keeps the fixed pause: the shipped oracles' fixed sleeps were tuned with it, and under a loaded
-            machine one of them (Thunar's view of a folder made in xterm) lost its race once with the settle.
+            :mod:`~agentrl.envs.osworld.runtime.settle`); 0 turns it off.
         quiet_s: how long the screen and the apps must hold still.
-        pause_s: a fixed pause after an action, before the settle. ``None`` (default): 0.1 s where the env does
-            not settle (``settle_s=0``, or a server without ``/settle``, such as OSWorld's own), else none.
+        pause_s: a fixed pause after an action, before the settle. ``None`` (default): none where the desktop
+            settles, 0.1 s on a server that cannot (OSWorld's own VM server).
         wait_s: seconds a ``WAIT`` action waits.
         action_timeout_s: the deadline of one action's code.
         a11y_max_tokens: the budget the linearized tree is trimmed to.
@@ -204,7 +202,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         provider: str = "local",
         server_url: str | None = None,
         token: str | None = None,
-        settle_s: float = 0.0,
+        settle_s: float = 1.0,
         quiet_s: float = 0.02,
         pause_s: float | None = None,
         wait_s: float = 1.0,
@@ -570,8 +568,8 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self.last_settle = None
         if self.settle_s:
             self.last_settle = self.client.settle(self.settle_s, min(self.quiet_s, self.settle_s))
-        if self.last_settle is None and self.pause_s is None:
-            time.sleep(0.1)  # no settle (off, or a server without /settle): the fixed pause
+        if self.settle_s and self.last_settle is None and self.pause_s is None:
+            time.sleep(0.1)  # a server that cannot settle (OSWorld's VM server): the fixed pause of before
 
     def _evaluate(self, parsed: Action | None) -> tuple[float, list[dict[str, Any]]]:
         assert self.task is not None

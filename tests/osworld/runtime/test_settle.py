@@ -116,7 +116,7 @@ def env() -> Iterator[Any]:
         for app in ("xterm", "mousepad")
     ]
     try:
-        made = OSWorldEnv(tasks=tasks, max_steps=20, settle_s=1.0)
+        made = OSWorldEnv(tasks=tasks, max_steps=20)
         made.reset(options={"task_id": "settle-xterm"})
     except SandboxUnavailable as exc:
         pytest.skip(f"no X desktop here (Xvfb could not be installed or started): {exc}")
@@ -179,6 +179,6 @@ def test_the_settle_benchmark_runs_small(env: Any) -> None:
     from benchmarks.desktop_settle import Episode, run_episode
 
     episode = Episode("xterm", ["xterm"], ["pyautogui.write('ls /')", "pyautogui.press('enter')"], "xterm")
-    row = run_episode(episode, {"settle_s": 1.0}, reference_s=0.5)
+    row = run_episode(episode, {}, reference_s=0.5)
     assert row["steps"] == 2 and row["equal"] == 2 and row["steps_per_s"] > 0 and not row["errors"]
     assert all(r["settle"]["settled"] for r in row["rows"])

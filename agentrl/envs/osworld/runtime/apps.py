@@ -98,6 +98,7 @@ CHROMIUM_FLAGS: tuple[str, ...] = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-features=Translate,MediaRouter",
+    "--disable-smooth-scrolling",  # a scroll lands in one frame: the screen after it no longer depends on timing
     "--password-store=basic",
     "--force-renderer-accessibility",
     "--proxy-server=127.0.0.1:9",  # local pages only: every network request fails fast
