@@ -129,6 +129,14 @@ def test_evaluate_end_to_end(client: DesktopClient, session: DesktopSession) -> 
     assert score == 1.0, details
 
 
+def test_an_error_answer_says_why_in_the_clients_exception(client: DesktopClient) -> None:
+    """A setup step that fails names the server's reason, not only "HTTP Error 500: Internal Server Error"."""
+    with pytest.raises(urllib.error.HTTPError) as info:
+        client.launch(["/nonexistent/agentrl-app"])
+    assert info.value.code == 500
+    assert "cannot launch" in str(info.value) and "/nonexistent/agentrl-app" in str(info.value), str(info.value)
+
+
 def test_token_and_remote(session: DesktopSession) -> None:
     with serve_desktop(session, token="s3cret") as handle:
         with pytest.raises(urllib.error.HTTPError) as info:

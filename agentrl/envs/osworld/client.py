@@ -38,6 +38,23 @@ def _decode_png(data: bytes) -> np.ndarray:
         return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
 
 
+def _reason(reason: str, payload: bytes, limit: int = 500) -> str:
+    """The HTTP reason with the server's own message (its JSON ``message``), so an error says why.
+
+    >>> _reason("Internal Server Error", b'{"status": "error", "message": "cannot launch gedit"}')
+    'Internal Server Error: cannot launch gedit'
+    >>> _reason("Not Found", b"<html>")
+    'Not Found'
+    """
+    try:
+        message = json.loads(payload).get("message")
+    except (ValueError, AttributeError):
+        return reason
+    if not isinstance(message, str) or not message:
+        return reason
+    return f"{reason}: {message[:limit]}"
+
+
 class DesktopClient:
     """A client of :func:`serve_desktop` (or of OSWorld's own server, for the shared endpoints).
 
@@ -137,9 +154,8 @@ class DesktopClient:
             if resp.will_close:
                 self._drop_connection()
             if resp.status >= 400:
-                raise urllib.error.HTTPError(
-                    self._http_base + path, resp.status, resp.reason, resp.headers, io.BytesIO(payload)
-                )
+                url, reason = self._http_base + path, _reason(resp.reason, payload)
+                raise urllib.error.HTTPError(url, resp.status, reason, resp.headers, io.BytesIO(payload))
             return resp.headers, payload
         raise AssertionError("unreachable")
 

@@ -186,3 +186,30 @@ def test_a_bwrap_that_cannot_start_falls_back_and_says_so(tmp_path: Path, monkey
         assert jail.run(["echo", "hi"]) == (0, "hi\n", "")
     with pytest.raises(SandboxUnavailable, match="No permissions"):
         Jail(tmp_path, sandbox=True)  # asked for: no silent fallback
+
+
+def test_piping_input_closes_each_descriptor_once(jail: Jail, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A descriptor closed twice can close another thread's file that got the same number in between.
+
+    With 16 desktops in threads, that was a training run's "HTTP 500: cannot write ...: [Errno 9] Bad file
+    descriptor" and an asyncio socket that could no longer close. Closing an fd that is already closed fails
+    with EBADF in the thread that does it; none of ``run``'s closes may.
+    """
+    import errno
+    import threading
+
+    real_close, me, bad = os.close, threading.get_ident(), []
+
+    def close(fd: int) -> None:
+        try:
+            real_close(fd)
+        except OSError as exc:
+            if exc.errno == errno.EBADF and threading.get_ident() == me:
+                bad.append(fd)
+            raise
+
+    monkeypatch.setattr(os, "close", close)
+    for _ in range(3):
+        assert jail.run(["cat"], input=b"piped") == (0, "piped", "")
+    assert jail.run(["/nonexistent/tool"], input=b"x")[0] == 127
+    assert bad == [], f"descriptors closed twice: {bad}"

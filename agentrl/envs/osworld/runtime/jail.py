@@ -1013,7 +1013,14 @@ class Jail:
             writer: threading.Thread | None = None
             if input is not None:
                 in_r, in_w = os.pipe()
-                stack.callback(_close_quietly, in_r)
+                # Closed here once, whichever way this returns. Not `callback(_close_quietly, in_r)`: that keeps
+                # the number after the close below, and a second close of a number another thread has reused
+                # since closes that thread's file (a desktop's HTTP socket, a file being uploaded).
+                def close_read_end() -> None:
+                    if in_r is not None:
+                        _close_quietly(in_r)
+
+                stack.callback(close_read_end)
                 payload = bytes(input)
 
                 def feed() -> None:
@@ -1031,10 +1038,12 @@ class Jail:
                     stderr=err_file.fileno(),
                     file_op=file_op,
                 )
-            except FileNotFoundError as exc:
+            except BaseException as exc:  # the writer never started: its end of the pipe is ours to close
                 if input is not None:
                     _close_quietly(in_w)
-                return 127, b"", str(exc).encode()
+                if isinstance(exc, FileNotFoundError):
+                    return 127, b"", str(exc).encode()
+                raise
             if writer is not None:
                 writer.start()
             if in_r is not None:
