@@ -5,7 +5,8 @@ factory's choice:
 
 * :class:`ThreadWorkers` (default): the env lives in this process and its calls run in a thread
   pool (or natively when the env has ``areset``/``astep`` coroutines), so a slow sandbox call never
-  blocks generation. A hung call cannot be killed; the worker is abandoned and its thread leaks.
+  blocks generation. A hung call cannot be killed; the worker is abandoned and its thread leaks
+  (a daemon thread: at exit it gets a few seconds, then the process exits without it).
 * :class:`~agentrl.rollout.process_workers.ProcessWorkers`: each env in its own child process;
   a hung env is killed.
 * :class:`~agentrl.rollout.ray_workers.RayWorkers`: each env in a Ray actor, on any node of a
@@ -23,6 +24,8 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import gymnasium as gym
+
+from agentrl.rollout.daemon_pool import DaemonThreadPool
 
 __all__ = [
     "EnvFactory",
@@ -212,7 +215,8 @@ class ThreadWorkers:
         if not callable(env_fn):
             raise TypeError(f"env_fn must be a callable that builds an env, got {env_fn!r}")
         self.env_fn = env_fn
-        self._executor = concurrent.futures.ThreadPoolExecutor(max_threads, thread_name_prefix="agentrl-env")
+        # Daemon threads: a hung call of an abandoned env must not keep the process from exiting.
+        self._executor = DaemonThreadPool(max_threads, thread_name_prefix="agentrl-env")
 
     def make(self) -> ThreadWorker:
         """A new worker sharing the pool."""
