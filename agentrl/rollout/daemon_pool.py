@@ -112,8 +112,5 @@ def _join_at_exit() -> None:
     """Give the calls still running in every pool :data:`EXIT_GRACE_S` in all, then let the process go."""
     deadline = time.monotonic() + EXIT_GRACE_S
     for pool in list(_pools):
-        with pool._lock:
-            if not pool._shut:
-                pool._shut = True
-                pool._queue.put(None)
+        pool.shutdown(wait=False)  # idle threads end; a running call has until the deadline
         pool._join(deadline)
