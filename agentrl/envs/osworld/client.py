@@ -274,16 +274,23 @@ class DesktopClient:
             return _decode_png(data)
         return _decode_png(self.screenshot_png())
 
-    def settle(self, max_s: float = 1.0, quiet_s: float = 0.02) -> dict[str, Any] | None:
+    def settle(
+        self, max_s: float = 1.0, quiet_s: float = 0.02, answer_s: float | None = None
+    ) -> dict[str, Any] | None:
         """``POST /settle`` (ours): wait until the screen holds still; ``None`` where the server has no such route.
 
-        Returns ``{"waited_s", "settled", "polls"}``. OSWorld's own VM server answers 404: the caller pauses
-        instead (:class:`~agentrl.envs.osworld.env.OSWorldEnv` sleeps ``max_s``, as its fixed pause).
+        ``answer_s``: how long it must hold still while the screen is still the one from before the last
+        action (``None``: the server's default). Returns ``{"waited_s", "settled", "polls"}``. OSWorld's own
+        VM server answers 404: the caller pauses instead (:class:`~agentrl.envs.osworld.env.OSWorldEnv`
+        sleeps 0.1 s, its fixed pause).
         """
         if self._osworld_server or self._cannot_settle:
             return None
+        body: dict[str, Any] = {"max_s": max_s, "quiet_s": quiet_s}
+        if answer_s is not None:
+            body["answer_s"] = answer_s
         try:
-            return self._json("POST", "/settle", {"max_s": max_s, "quiet_s": quiet_s}, self.timeout_s + max_s)
+            return self._json("POST", "/settle", body, self.timeout_s + max_s)
         except urllib.error.HTTPError as exc:
             if exc.code != 404:
                 raise

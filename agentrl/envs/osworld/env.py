@@ -64,6 +64,7 @@ from agentrl.envs.osworld.actions import (
     parse_computer13,
     parse_pyautogui,
 )
+from agentrl.envs.osworld.runtime.settle import ANSWER_S
 from agentrl.envs.osworld.tasks.assets import AssetStore, MissingAsset, cloud_file, missing_assets
 from agentrl.envs.osworld.tasks.evaluate import evaluate
 from agentrl.envs.osworld.tasks.format import OSWorldTask, load_task_dir
@@ -165,6 +166,9 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
             are idle for ``quiet_s``, at most ``settle_s`` seconds, then observe (``POST /settle``,
             :mod:`~agentrl.envs.osworld.runtime.settle`); 0 turns it off.
         quiet_s: how long the screen and the apps must hold still.
+        answer_s: how long they must hold still while the screen is still the one from before the action:
+            an app may answer late with its CPU idle meanwhile (LibreOffice Calc paints a key's effect
+            about 0.1 s after it). An action that changes nothing on the screen costs this much.
         pause_s: a fixed pause after an action, before the settle. ``None`` (default): none where the desktop
             settles, 0.1 s on a server that cannot (OSWorld's own VM server).
         wait_s: seconds a ``WAIT`` action waits.
@@ -204,6 +208,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         token: str | None = None,
         settle_s: float = 1.0,
         quiet_s: float = 0.02,
+        answer_s: float = ANSWER_S,
         pause_s: float | None = None,
         wait_s: float = 1.0,
         action_timeout_s: float = 10.0,
@@ -254,10 +259,14 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
         self.obs_type = obs_type
         self.action_mode = action_space
         self.provider = provider
-        if not (0 <= settle_s <= 10 and quiet_s >= 0):
-            raise ValueError(f"expected 0 <= settle_s <= 10 and quiet_s >= 0, got {settle_s=}, {quiet_s=}")
+        if not (0 <= settle_s <= 10 and quiet_s >= 0 and 0 <= answer_s <= 10):
+            raise ValueError(
+                f"expected 0 <= settle_s <= 10, quiet_s >= 0 and 0 <= answer_s <= 10, got {settle_s=}, {quiet_s=}, "
+                f"{answer_s=}"
+            )
         self.settle_s = float(settle_s)
         self.quiet_s = float(quiet_s)
+        self.answer_s = float(answer_s)
         self.pause_s = None if pause_s is None else float(pause_s)
         #: the last settle's ``{"waited_s", "settled", "polls"}`` (``None``: no settle, or the server cannot)
         self.last_settle: dict[str, Any] | None = None
@@ -567,7 +576,7 @@ class OSWorldEnv(EpisodeEnv[dict[str, Any], Any]):
             time.sleep(self.pause_s)
         self.last_settle = None
         if self.settle_s:
-            self.last_settle = self.client.settle(self.settle_s, min(self.quiet_s, self.settle_s))
+            self.last_settle = self.client.settle(self.settle_s, min(self.quiet_s, self.settle_s), self.answer_s)
         if self.settle_s and self.last_settle is None and self.pause_s is None:
             time.sleep(0.1)  # a server that cannot settle (OSWorld's VM server): the fixed pause of before
 

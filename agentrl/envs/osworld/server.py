@@ -21,8 +21,8 @@ that :func:`agentrl.envs.osworld.tasks.evaluate.evaluate` needs::
                             {"file_path", "content_b64"} -> writes a file under HOME
     POST /pyautogui         {"code": "...", "timeout_s": 10} -> DesktopSession.run_pyautogui's dict (ours)
     GET  /screenshot?format=raw  -> H x W x 3 RGB bytes, X-Width / X-Height headers (ours)
-    POST /settle            {"max_s": 1.0, "quiet_s": 0.02} -> {"waited_s", "settled", "polls"}: wait until the
-                            screen is unchanged and the apps idle (DesktopSession.settle; ours)
+    POST /settle            {"max_s": 1.0, "quiet_s": 0.02, "answer_s": 0.15} -> {"waited_s", "settled", "polls"}:
+                            wait until the screen is unchanged and the apps idle (DesktopSession.settle; ours)
     POST /reset             kill the apps, restore HOME (ours)
     GET  /health            {"alive": bool, "crashed": [app, ...]} (ours)
     GET  /apps              {"apps": [...]}: the desktop apps installed where the server runs (ours)
@@ -96,6 +96,7 @@ from agentrl.envs.osworld.runtime.apps import installed_apps, opener_for, resolv
 from agentrl.envs.osworld.runtime.cdp import PORT as CDP_PORT
 from agentrl.envs.osworld.runtime.cdp import is_cdp_forward
 from agentrl.envs.osworld.runtime.recording import RecordingError, ScreenRecorder
+from agentrl.envs.osworld.runtime.settle import ANSWER_S
 from agentrl.envs.osworld.runtime.wallpaper import get_wallpaper, set_wallpaper
 from agentrl.envs.osworld.runtime.windows import (
     activate_window,
@@ -483,11 +484,16 @@ class DesktopServer:
     def settle(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``POST /settle`` (ours): wait until the screen holds still (at most ``max_s``, up to 10 s)."""
         max_s, quiet_s = body.get("max_s", 1.0), body.get("quiet_s", 0.02)
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (max_s, quiet_s)):
-            raise HTTPStatusError(400, f"max_s and quiet_s must be numbers, got {max_s!r} and {quiet_s!r}")
-        if not (0 <= max_s <= 10 and 0 <= quiet_s <= max_s):
-            raise HTTPStatusError(400, f"expected 0 <= quiet_s <= max_s <= 10, got max_s={max_s}, quiet_s={quiet_s}")
-        result = self.session.settle(max_s=float(max_s), quiet_s=float(quiet_s))
+        answer_s = body.get("answer_s", ANSWER_S)
+        values = {"max_s": max_s, "quiet_s": quiet_s, "answer_s": answer_s}
+        wrong = {k: v for k, v in values.items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
+        if wrong:
+            raise HTTPStatusError(400, f"max_s, quiet_s and answer_s must be numbers, got {wrong}")
+        if not (0 <= max_s <= 10 and 0 <= quiet_s <= max_s and 0 <= answer_s <= 10):
+            raise HTTPStatusError(
+                400, f"expected 0 <= quiet_s <= max_s <= 10 and 0 <= answer_s <= 10, got {values}"
+            )
+        result = self.session.settle(max_s=float(max_s), quiet_s=float(quiet_s), answer_s=float(answer_s))
         return {"waited_s": round(result.waited_s, 4), "settled": result.settled, "polls": result.polls}
 
     def accessibility(self) -> dict[str, Any]:

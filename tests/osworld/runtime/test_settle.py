@@ -43,6 +43,22 @@ def test_settle_waits_while_the_apps_work_though_the_screen_has_not_changed_yet(
     assert result.settled and result.polls >= 20
 
 
+def test_settle_waits_longer_while_the_screen_is_still_the_one_from_before_the_action() -> None:
+    # the app answers late with its CPU idle (LibreOffice Calc): the screen equals the one before the action
+    result = settle(lambda: b"before", _counter([0]), max_s=2.0, quiet_s=0.01, poll_s=0.002, unchanged=b"before",
+                    answer_s=0.12)
+    assert result.settled and result.waited_s >= 0.12
+    # once it has answered, the short quiet applies again
+    started = time.perf_counter()
+    frames = chain([b"before"] * 10, repeat(b"answered"))
+    result = settle(lambda: next(frames), _counter([0]), max_s=2.0, quiet_s=0.01, poll_s=0.002, unchanged=b"before",
+                    answer_s=1.0)
+    assert result.settled and result.frame == b"answered" and time.perf_counter() - started < 0.9
+    # with no frame from before the action (after a reset), only quiet_s counts
+    result = settle(lambda: b"before", _counter([0]), max_s=2.0, quiet_s=0.01, poll_s=0.002, answer_s=1.0)
+    assert result.settled and result.waited_s < 0.9
+
+
 def test_settle_gives_up_at_max_s_and_says_so() -> None:
     frames = (bytes([i % 256]) for i in range(10**9))  # a new frame every poll: an animation
     result = settle(lambda: next(frames), _counter([0]), max_s=0.1, quiet_s=0.02, poll_s=0.002)
@@ -91,6 +107,8 @@ def test_the_env_refuses_a_settle_it_cannot_do() -> None:
         OSWorldEnv(settle_s=-1)
     with pytest.raises(ValueError, match="quiet_s"):
         OSWorldEnv(quiet_s=-0.1)
+    with pytest.raises(ValueError, match="answer_s"):
+        OSWorldEnv(answer_s=11)
 
 
 # --- a real desktop -----------------------------------------------------------------------------------------
@@ -140,6 +158,18 @@ def test_typing_in_xterm_is_observed_as_a_1s_pause_would_see_it(env: Any) -> Non
 
 
 @_desktop
+def test_an_answer_drawn_late_by_an_idle_app_is_observed(env: Any) -> None:
+    # The key is not echoed; the shell sleeps (no CPU) and then prints: the screen is still the one from
+    # before the action when the desktop first goes quiet, so the settle waits answer_s for an answer.
+    env.reset(options={"task_id": "settle-xterm"})
+    for action in ("pyautogui.write('read -s -n1; sleep 0.08; echo answered')", "pyautogui.press('enter')"):
+        env.step(action)
+    observation, *_ = env.step("pyautogui.press('x')")
+    assert env.last_settle["settled"] and env.last_settle["waited_s"] >= 0.08, env.last_settle
+    assert _same_as_a_second_later(env, observation)
+
+
+@_desktop
 def test_a_menu_and_a_dialog_in_mousepad_are_observed_once_drawn(env: Any) -> None:
     if shutil.which("mousepad") is None:
         pytest.skip("needs mousepad (apt-get install mousepad)")
@@ -154,7 +184,8 @@ def test_a_menu_and_a_dialog_in_mousepad_are_observed_once_drawn(env: Any) -> No
 def test_the_server_checks_the_settle_request(env: Any) -> None:
     import urllib.error
 
-    for body in ({"max_s": "1"}, {"max_s": 11}, {"max_s": 0.1, "quiet_s": 0.5}):
+    for body in ({"max_s": "1"}, {"max_s": 11}, {"max_s": 0.1, "quiet_s": 0.5}, {"answer_s": "0.1"},
+                 {"answer_s": -1}, {"answer_s": True}):
         with pytest.raises(urllib.error.HTTPError) as caught:
             env.client._json("POST", "/settle", body)
         assert caught.value.code == 400

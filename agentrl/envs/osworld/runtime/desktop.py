@@ -57,7 +57,7 @@ import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
 from agentrl.envs.osworld.runtime.jail import Jail, JailProcess
-from agentrl.envs.osworld.runtime.settle import ProcessActivity, SettleResult
+from agentrl.envs.osworld.runtime.settle import ANSWER_S, ProcessActivity, SettleResult
 from agentrl.envs.osworld.runtime.settle import settle as settle_screen
 
 __all__ = ["APT_PACKAGES", "DesktopSession", "ensure_xvfb"]
@@ -287,6 +287,8 @@ class DesktopSession:
         self._finalizer = weakref.finalize(self, _cleanup, self._state)
         self._mss: Any = None
         self._worker: Any = None  # the PyautoguiWorker, started on the first run_pyautogui
+        #: the raw screen just before the last action, until a settle takes it (has the app answered yet?)
+        self._before_action: bytes | None = None
         # bwrap's --die-with-parent follows the *thread* that started it: the sandbox and the pyautogui
         # worker are started from this one long-lived thread, never from an HTTP handler's.
         self._worker_thread: ThreadPoolExecutor | None = ThreadPoolExecutor(1, thread_name_prefix="agentrl-desktop")
@@ -775,21 +777,26 @@ class DesktopSession:
         bgra = np.frombuffer(shot.bgra, dtype=np.uint8).reshape(shot.height, shot.width, 4)
         return np.ascontiguousarray(bgra[:, :, 2::-1])
 
-    def settle(self, max_s: float = 1.0, quiet_s: float = 0.02) -> SettleResult[bytes]:
+    def settle(self, max_s: float = 1.0, quiet_s: float = 0.02, answer_s: float = ANSWER_S) -> SettleResult[bytes]:
         """Wait until the screen is unchanged and the desktop's apps idle for ``quiet_s``, ``max_s`` at most.
 
         Watched: the raw screen, and the CPU time of the sandbox's processes and the window manager
-        (:func:`~agentrl.envs.osworld.runtime.settle.settle`). Returns the wait's figures; the frame is the
-        screen's raw BGRA bytes.
+        (:func:`~agentrl.envs.osworld.runtime.settle.settle`). After an action (:meth:`run_pyautogui`),
+        while the screen is still the one from before it, the stillness must last ``answer_s``: the app
+        has not answered yet. Returns the wait's figures; the frame is the screen's raw BGRA bytes.
         """
         self._check_open()
+        before, self._before_action = self._before_action, None
 
         def roots() -> list[int | None]:
             wm = self._state.wm
             jail = self._state.jail
             return [jail.host_pid if jail is not None else None, wm.pid if wm is not None else None]
 
-        return settle_screen(lambda: self._grab().raw, ProcessActivity(roots), max_s=max_s, quiet_s=quiet_s)
+        return settle_screen(
+            lambda: self._grab().raw, ProcessActivity(roots), max_s=max_s, quiet_s=quiet_s, unchanged=before,
+            answer_s=answer_s,
+        )
 
     def screenshot_png(self) -> bytes:
         """The screen as PNG bytes."""
@@ -811,6 +818,10 @@ class DesktopSession:
         """
         self._check_open()
         assert self._worker_thread is not None
+        try:
+            self._before_action = bytes(self._grab().raw)  # for the settle after it (0.3 ms at 1280x720)
+        except Exception:  # no screen to compare with: the settle waits as it would without
+            self._before_action = None
         return self._worker_thread.submit(self._run_in_worker, code, timeout_s, output_cap).result()
 
     def _run_in_worker(self, code: str, timeout_s: float, output_cap: int) -> dict[str, Any]:

@@ -9,6 +9,11 @@ the last. :func:`settle` polls two cheap signals until both have been quiet for 
   (``/proc/<pid>/task/<tid>/schedstat``), so an app that is still working (or is runnable but was
   preempted by a busy machine) keeps the wait going even while the screen has not changed yet.
 
+An app may also answer late with its CPU idle meanwhile: LibreOffice Calc paints a key's effect about
+0.1 s after the key, from a timer. So while the screen still equals the one from before the action
+(``unchanged``), nothing has answered yet and the quiet must last ``answer_s`` instead; once the screen
+has changed, ``quiet_s`` applies. An action with no visible effect costs ``answer_s``.
+
 It returns at ``max_s`` at the latest (an app that never idles: an animation, a busy loop). The X
 server itself is not counted: our own screen grabs keep it busy; what it draws shows on the screen.
 The text caret does not blink on this desktop (``vm_state.GTK_SETTINGS``), or the screen would never
@@ -28,12 +33,16 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["ProcessActivity", "SettleResult", "settle"]
+__all__ = ["ANSWER_S", "ProcessActivity", "SettleResult", "settle"]
 
 Frame = TypeVar("Frame")
 
 #: a poll's CPU time (busy + waiting to run) above this share of the poll's wall time means "still working"
 BUSY_FRACTION = 0.05
+
+#: how long the desktop must hold still while the screen still shows what it showed before the action
+#: (LibreOffice Calc answers a key 70-120 ms after its CPU went quiet, on 2 cores)
+ANSWER_S = 0.15
 
 
 @dataclass(frozen=True)
@@ -105,14 +114,24 @@ def settle(
     quiet_s: float = 0.02,
     poll_s: float = 0.005,
     busy_fraction: float = BUSY_FRACTION,
+    unchanged: Frame | None = None,
+    answer_s: float = ANSWER_S,
 ) -> SettleResult[Frame]:
     """Poll ``grab`` and ``activity`` until the frame and the CPU time have both been still for ``quiet_s``.
 
     ``grab()`` returns something comparable with ``==`` (the raw screen bytes); ``activity()`` a growing
     count of nanoseconds (:class:`ProcessActivity`). A poll is still when its frame equals the previous
-    one and the CPU time grew by at most ``busy_fraction`` of the poll's wall time. Returns the last frame
-    at the latest after ``max_s``.
+    one and the CPU time grew by at most ``busy_fraction`` of the poll's wall time. ``unchanged``: the
+    frame from before the action, if known; while the screen still equals it, the stillness must last
+    ``answer_s`` (at least ``quiet_s``). Returns the last frame at the latest after ``max_s``.
+
+    >>> frames = iter([b"before"] * 100)  # the action changed nothing: the wait lasts answer_s
+    >>> result = settle(lambda: next(frames), lambda: 0, quiet_s=0.0, poll_s=0.01, unchanged=b"before",
+    ...                 answer_s=0.05)
+    >>> result.settled, result.waited_s >= 0.05
+    (True, True)
     """
+    unanswered_s = max(quiet_s, answer_s)
     start = previous_at = still_since = time.perf_counter()
     frame = grab()
     busy = activity()
@@ -128,6 +147,6 @@ def settle(
         now = time.perf_counter()
         if next_frame != frame or next_busy - busy > busy_fraction * (now - previous_at) * 1e9:
             still_since = now
-        elif now - still_since >= quiet_s:
+        elif now - still_since >= (quiet_s if unchanged is None or next_frame != unchanged else unanswered_s):
             return SettleResult(next_frame, now - start, True, polls)
         frame, busy, previous_at = next_frame, next_busy, now
