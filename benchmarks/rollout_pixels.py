@@ -143,6 +143,7 @@ def run_benchmark(
     try:
         times: dict[str, list[float]] = {"lockstep": [], "async": []}
         floors: list[float] = []
+        drawn_floors: list[float] = []
         for repeat in range(repeats):
             for mode in ("lockstep", "async"):
                 elapsed, done, stats = _collect(
@@ -155,6 +156,8 @@ def run_benchmark(
                 if mode == "async":  # each episode's env time, in request order
                     by_seed = {t.request.seed: t.timings.get("env", 0.0) for t in done}
                     floors.append(schedule_floor([by_seed[seed] for seed in sorted(by_seed)], num_envs))
+                    drawn = {t.request.seed: sum(turn.info.get("latency_s", 0.0) for turn in t.turns) for t in done}
+                    drawn_floors.append(schedule_floor([drawn[seed] for seed in sorted(drawn)], num_envs))
                 log(
                     f"repeat {repeat + 1}/{repeats} {mode:>8}: {trajectories} trajectories in {elapsed:6.2f}s "
                     f"({trajectories / elapsed:5.2f}/s; {int(stats['turns'])} turns)"
@@ -171,11 +174,17 @@ def run_benchmark(
             speedup=lockstep / asynchronous,
             async_floor_s=statistics.median(floors),
             speedup_ceiling=lockstep / statistics.median(floors),
+            drawn_floor_s=statistics.median(drawn_floors),
+            drawn_speedup_ceiling=lockstep / statistics.median(drawn_floors),
         )
         log(f"median: lockstep {lockstep:.2f}s, async {asynchronous:.2f}s -> async is {lockstep / asynchronous:.2f}x")
         log(
             f"the async run's floor (its episodes' env time, started in request order, generation free): "
             f"{report['async_floor_s']:.2f}s, so at most {report['speedup_ceiling']:.2f}x over this lockstep"
+        )
+        log(
+            f"the same with the tools' drawn latencies alone (no env or engine cost at all): "
+            f"{report['drawn_floor_s']:.2f}s, at most {report['drawn_speedup_ceiling']:.2f}x"
         )
     finally:
         backend.close()

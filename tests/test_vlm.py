@@ -245,6 +245,8 @@ def test_pixel_rollout_benchmark_runs_small(tmp_path: Path) -> None:
     assert report["lockstep_s"] > 0 and report["async_s"] > 0 and report["speedup"] > 0
     # the floor is the episodes' env time scheduled in request order: async cannot beat it
     assert 0 < report["async_floor_s"] <= report["async_s"] and report["speedup_ceiling"] >= report["speedup"]
+    # the drawn latencies alone are below the env time measured around them
+    assert 0 < report["drawn_floor_s"] <= report["async_floor_s"]
     (row,) = memory_per_keep([2], trajectories=2, size=32, log=lambda _: None)
     assert row["max_images"] == 2 and row["windows_per_trajectory"] >= 2 and row["collection_peak_rss_mb"] > 0
 

@@ -43,13 +43,18 @@ class LatencyEnv(gym.Env[str, str]):
     (:class:`~agentrl.sandboxes.python.PythonSandbox`) that sleeps that long and prints a result.
     The last step ends the episode with reward 1.0 when the action has an even number of
     characters (0.0 otherwise), so rewards vary between rollouts of one task. All draws come from
-    ``self.np_random``, so a seed fixes the episode length and every latency.
+    ``self.np_random``, so a seed fixes the episode length and every latency. Each step's info
+    carries the latency it drew (``latency_s``), so a benchmark can tell the tool's own time from
+    the time around it.
 
     Example:
         >>> env = LatencyEnv(min_latency_s=0.0, max_latency_s=0.0)
         >>> obs, info = env.reset(seed=0)
         >>> obs.startswith("Call the tool")
         True
+        >>> obs, reward, terminated, truncated, info = env.step("call")
+        >>> obs, info["latency_s"]
+        ('Tool output 1.', 0.0)
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "stop_sequences": ()}
@@ -98,7 +103,7 @@ class LatencyEnv(gym.Env[str, str]):
             time.sleep(latency)
         done = self._turn >= self._turns
         reward = float(len(action) % 2 == 0) if done else 0.0
-        info = {"turn": self._turn, "void_turn": False}
+        info = {"turn": self._turn, "void_turn": False, "latency_s": latency}  # the drawn latency, for floors
         if done:
             self._turns = 0
         return output, reward, done, False, info
