@@ -21,7 +21,7 @@ that :func:`agentrl.envs.osworld.tasks.evaluate.evaluate` needs::
                             {"file_path", "content_b64"} -> writes a file under HOME
     POST /pyautogui         {"code": "...", "timeout_s": 10} -> DesktopSession.run_pyautogui's dict (ours)
     GET  /screenshot?format=raw  -> H x W x 3 RGB bytes, X-Width / X-Height headers (ours)
-    POST /settle            {"max_s": 1.0, "quiet_s": 0.02, "answer_s": 0.15} -> {"waited_s", "settled", "polls"}:
+    POST /settle            {"max_s": 1.0, "quiet_s": 0.02, "answer_s": 0.1} -> {"waited_s", "settled", "polls"}:
                             wait until the screen is unchanged and the apps idle (DesktopSession.settle; ours)
     POST /reset             kill the apps, restore HOME (ours)
     GET  /health            {"alive": bool, "crashed": [app, ...]} (ours)

@@ -162,10 +162,10 @@ def test_an_answer_drawn_late_by_an_idle_app_is_observed(env: Any) -> None:
     # The key is not echoed; the shell sleeps (no CPU) and then prints: the screen is still the one from
     # before the action when the desktop first goes quiet, so the settle waits answer_s for an answer.
     env.reset(options={"task_id": "settle-xterm"})
-    for action in ("pyautogui.write('read -s -n1; sleep 0.08; echo answered')", "pyautogui.press('enter')"):
+    for action in ("pyautogui.write('read -s -n1; sleep 0.05; echo answered')", "pyautogui.press('enter')"):
         env.step(action)
     observation, *_ = env.step("pyautogui.press('x')")
-    assert env.last_settle["settled"] and env.last_settle["waited_s"] >= 0.08, env.last_settle
+    assert env.last_settle["settled"] and env.last_settle["waited_s"] >= 0.05, env.last_settle
     assert _same_as_a_second_later(env, observation)
 
 
