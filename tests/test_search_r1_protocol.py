@@ -347,6 +347,8 @@ def test_serve_retriever_flags_reach_the_server(monkeypatch: pytest.MonkeyPatch,
             "--query-prefix", "q: ", "--passage-prefix", "", "--topk", "5"]
     assert server.main(argv) == 0
     assert seen == {"kind": "dense", "n": 1, "allow_remote": False, "model_path": "/models/e5-base-v2",
-                    "query_prefix": "q: ", "passage_prefix": "", "default_topk": 5}
+                    "query_prefix": "q: ", "passage_prefix": "", "default_topk": 5, "token": None,
+                    "max_request_bytes": server.MAX_REQUEST_BYTES, "allowed_hosts": (), "allowed_origins": (),
+                    "max_connections": 1024, "header_timeout_s": 10.0}
     assert server.main(["--kind", "bm25", "--corpus-jsonl", str(corpus), "--retriever-model", "/m"]) == 2
     assert server.main(["--kind", "bm25", "--corpus-jsonl", str(corpus), "--topk", "0"]) == 2

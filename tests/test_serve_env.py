@@ -87,14 +87,14 @@ def _send(ws: Any, message: dict[str, Any] | str) -> dict[str, Any]:
 
 @pytest.fixture
 def sql_server() -> Any:
-    with serve_env("AgentRL/SQL-v0", insecure_loopback=True, max_sessions=4) as handle:
+    with serve_env("AgentRL/SQL-v0", insecure_loopback=True, max_sessions=4, allow_oracle=True) as handle:
         yield handle
 
 
 @pytest.fixture
 def counting_server() -> Any:
     CountingEnv.closes, CountingEnv.step_delay_s = 0, 0.0
-    handle = serve_env(COUNTING_ID, insecure_loopback=True, max_sessions=2, idle_timeout_s=1.0)
+    handle = serve_env(COUNTING_ID, insecure_loopback=True, max_sessions=2, idle_timeout_s=1.0, allow_oracle=True)
     yield handle
     handle.close()
     CountingEnv.step_delay_s = 0.0
@@ -238,7 +238,7 @@ def test_remote_make_checks_what_the_server_serves(sql_server: Any) -> None:
 
 
 def test_images_travel_as_png_and_arrive_equal() -> None:
-    with serve_env("AgentRL/ColourLetter-v0", insecure_loopback=True) as handle:
+    with serve_env("AgentRL/ColourLetter-v0", insecure_loopback=True, allow_oracle=True) as handle:
         remote, local = gym.make("AgentRL/ColourLetter-v0", remote=handle.base_url), gym.make("AgentRL/ColourLetter-v0")
         try:
             (robs, rinfo), (lobs, linfo) = remote.reset(seed=5), local.reset(seed=5)
@@ -262,19 +262,19 @@ def test_images_travel_as_png_and_arrive_equal() -> None:
 
 @pytest.mark.parametrize("env_id", ["AgentRL/SQL-v0", "AgentRL/TIRMath-v0"])
 def test_agentrl_check_passes_on_a_remote_text_env(env_id: str) -> None:
-    with serve_env(env_id, insecure_loopback=True) as handle:
+    with serve_env(env_id, insecure_loopback=True, allow_oracle=True) as handle:
         check_domain(env_id, make_kwargs={"remote": handle.base_url})
 
 
 @pytest.mark.browser
 def test_agentrl_check_passes_on_a_remote_game() -> None:
     pytest.importorskip("playwright", reason="playwright is missing: pip install 'agentrl-gym[browser]'")
-    with serve_env("AgentRL/FlashGame-Catch-v0", insecure_loopback=True) as handle:
+    with serve_env("AgentRL/FlashGame-Catch-v0", insecure_loopback=True, allow_oracle=True) as handle:
         check_domain("AgentRL/FlashGame-Catch-v0", seeds=(0,), make_kwargs={"remote": handle.base_url})
 
 
 def test_a_wrong_action_type_raises_the_same_error_remotely() -> None:
-    with serve_env("AgentRL/ColourLetter-v0", insecure_loopback=True) as handle:
+    with serve_env("AgentRL/ColourLetter-v0", insecure_loopback=True, allow_oracle=True) as handle:
         env = RemoteEnv(handle.base_url)
         env.reset(seed=0)
         local = gym.make("AgentRL/ColourLetter-v0")
@@ -347,7 +347,8 @@ def test_the_cli_prints_its_url_and_serves(tmp_path: Any) -> None:
         raise
     assert process.returncode == 2 and "error:" in err  # an id that is not registered: said, exit 2
     process = subprocess.Popen(
-        [sys.executable, "-m", "agentrl.cli", "serve-env", "AgentRL/Letter-v0", "--port", "0", "--token", "t0k"],
+        [sys.executable, "-m", "agentrl.cli", "serve-env", "AgentRL/Letter-v0", "--port", "0", "--token", "t0k",
+         "--allow-oracle"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -395,7 +396,7 @@ def test_openenvs_own_client_plays_an_osworld_episode_on_screenshots() -> None:
     tasks = Path(__file__).parent / "osworld" / "fixtures" / "env"
     task = json.loads((tasks / "t-echo.json").read_text())
     kwargs = {"tasks": str(tasks), "task_id": "t-echo"}
-    with serve_env("AgentRL/OSWorld-v0", kwargs, insecure_loopback=True, max_sessions=1) as handle:
+    with serve_env("AgentRL/OSWorld-v0", kwargs, insecure_loopback=True, max_sessions=1, allow_oracle=True) as handle:
         with generic.GenericEnvClient(base_url=handle.base_url, message_timeout_s=300).sync() as client:
             first = client.reset(seed=0)
             screenshot = first.observation["obs"]["screenshot"]

@@ -149,7 +149,7 @@ def test_unix_socket() -> None:
         open(path, "w").close()  # a stale file is replaced
         with start_server_thread(_app(), unix_socket=path) as handle:
             assert handle.url == f"unix:{path}"
-            assert os.stat(path).st_mode & 0o777 == 0o666
+            assert os.stat(path).st_mode & 0o777 == 0o600  # its owner only: a server without a token
             with httpx.Client(transport=httpx.HTTPTransport(uds=path)) as http:
                 assert http.post("http://localhost/echo", json={"x": 1}).json()["body"] == {"x": 1}
 

@@ -72,7 +72,7 @@ def test_a_row_can_name_a_remote_env_served_by_serve_env() -> None:
     from agentrl.core.env_server import serve_env
 
     register_skyrl_envs()
-    with serve_env("AgentRL/SQL-v0", insecure_loopback=True) as server:
+    with serve_env("AgentRL/SQL-v0", insecure_loopback=True, allow_oracle=True) as server:  # the policy is the oracle
         extras = {"env_id": "AgentRL/SQL-v0", "seed": 4, "remote": server.base_url}
         result = skyrl_agent_loop("agentrl", {}, extras, oracle)
         assert result["return"] == 1.0

@@ -171,13 +171,19 @@ class RemoteEnv(EpisodeEnv[Any, Any]):
         served = f"{self.env_id} ({schema.get('entry_point')})"
         if expect.get("entry_point") and expect["entry_point"] != schema.get("entry_point"):
             raise RemoteEnvError(f"{self.url} serves {served}, not {expect['entry_point']}")
-        wanted, theirs = expect.get("make_kwargs"), schema.get("make_kwargs")
+        wanted, theirs = expect.get("make_kwargs"), schema.get("make_kwargs_sha256")
         if wanted is None or theirs is None:
             return
-        wanted = encode(dict(wanted))
-        differ = sorted(k for k in set(wanted) | set(theirs) if wanted.get(k) != theirs.get(k))
+        from agentrl.core.env_server import kwargs_digests
+
+        mine = kwargs_digests(dict(wanted))  # the server shows digests only: its values may hold secrets
+        differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
         if differ:
-            shown = ", ".join(f"{k}: here {wanted.get(k)!r}, server {theirs.get(k)!r}" for k in differ)
+            given = dict(wanted)
+            shown = ", ".join(
+                f"{k}: here {given.get(k, '(not given)')!r}, server {'another value' if k in theirs else '(not given)'}"
+                for k in differ
+            )
             raise RemoteEnvError(
                 f"{self.url} serves {served} with other arguments ({shown}); the env's arguments are the "
                 "server's: start it with agentrl serve-env ID --env-kwarg k=v"

@@ -34,19 +34,31 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from agentrl.core.errors import AgentRLError
+from agentrl.core.http_guard import (
+    DEFAULT_HEADER_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    Exposure,
+    check_content_type,
+    guarded_protocol,
+    raise_open_files_limit,
+)
 
 __all__ = [
     "HTTPStatusError",
+    "GuardMiddleware",
     "ServerHandle",
     "ServingMiddleware",
     "UnixHTTPConnection",
+    "add_guard_arguments",
     "bind_socket",
     "check_bearer",
     "decode_body",
+    "guard_options",
     "is_loopback",
     "json_response",
     "make_app",
     "parse_multipart",
+    "read_token",
     "refuse_remote",
     "start_server_thread",
 ]
@@ -54,6 +66,8 @@ __all__ = [
 T = TypeVar("T")
 _DRAIN_LIMIT = 64 * 1024 * 1024
 """An oversized request up to this size is read (and dropped) so that its client gets the 413, not a reset."""
+DEFAULT_BODY_TIMEOUT_S = 60.0
+"""Seconds a request has, from its headers, to send its whole body (a body sent a byte a minute holds nothing)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -239,6 +253,11 @@ class ServingMiddleware:
         inline: ``scope -> bool``: whether a ``direct`` call runs on the event loop itself; for
             short calls (a few milliseconds at most), where the two thread switches of the pool
             would cost more than the call on a loaded machine.
+        body_types: ``{path: "json" | "form" | "any"}``: what a route's body may be
+            (:func:`~agentrl.core.http_guard.check_content_type`); a path not listed takes ``default_body``.
+            Another content type answers 415 before the route runs.
+        default_body: the body type of unlisted paths (``"json"``: a ``text/plain`` or form post, which a web
+            page may send cross-site without a preflight, is refused).
     """
 
     def __init__(
@@ -252,8 +271,12 @@ class ServingMiddleware:
         internal_prefix: str = "",
         direct: Mapping[tuple[str, str], DirectHandler] | None = None,
         inline: Callable[[dict[str, Any]], bool] | None = None,
+        body_types: Mapping[str, str] | None = None,
+        default_body: str = "json",
     ) -> None:
         self.app = app
+        self.body_types = dict(body_types or {})
+        self.default_body = default_body
         self.direct = dict(direct or {})
         self.inline = inline
         self.error_body = error_body
@@ -346,6 +369,10 @@ class ServingMiddleware:
 
         try:
             receive = await self._limit(scope, receive)
+            content_type = _header(scope, b"content-type")
+            refused = check_content_type(content_type, self.body_types.get(path, self.default_body))
+            if refused is not None:
+                raise HTTPStatusError(415, refused)
             if self.authenticate is not None:
                 header = None
                 for key, value in scope["headers"]:
@@ -385,6 +412,8 @@ def make_app(
     direct: Mapping[tuple[str, str], DirectHandler] | None = None,
     inline: Callable[[dict[str, Any]], bool] | None = None,
     websocket_routes: Sequence[tuple[str, Callable[..., Any]]] = (),
+    body_types: Mapping[str, str] | None = None,
+    default_body: str = "json",
 ) -> Any:
     """A Starlette app of ``routes`` with :class:`ServingMiddleware` in front.
 
@@ -403,6 +432,8 @@ def make_app(
         inline: the ``direct`` routes run on the event loop (see :class:`ServingMiddleware`).
         websocket_routes: ``(path, endpoint)``; an endpoint takes the Starlette ``WebSocket`` (the middleware
             passes them through: they authenticate themselves).
+        body_types: ``{path: "json" | "form" | "any"}``, what a route's body may be (see :class:`ServingMiddleware`).
+        default_body: the body type of the routes ``body_types`` does not list.
 
     Raises:
         DependencyNotInstalled: starlette is missing.
@@ -450,10 +481,90 @@ def make_app(
         internal_prefix=internal_prefix,
         direct=direct,
         inline=inline,
+        body_types=body_types,
+        default_body=default_body,
     )
     return Starlette(
         routes=table, middleware=[middleware], exception_handlers={HTTPException: http_error}, lifespan=lifespan
     )
+
+
+def _header(scope: Mapping[str, Any], name: bytes) -> str | None:
+    """The value of header ``name`` (lowercase bytes) in an ASGI scope, or ``None``."""
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+class GuardMiddleware:
+    """The outermost ASGI layer of every server :func:`start_server_thread` starts: ``Host``, ``Origin``, body deadline.
+
+    A request (or WebSocket handshake) whose ``Host`` or ``Origin`` the server's
+    :class:`~agentrl.core.http_guard.Exposure` refuses answers 403 before any route, token check or body read;
+    a handshake is refused with 403 too. A request body must arrive whole within ``body_timeout_s`` of the
+    headers (each ``receive`` waits at most until then; 408 after). Everything else passes through unchanged.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        exposure: Exposure,
+        *,
+        body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+        error_body: ErrorBody = _default_error_body,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.app = app
+        self.exposure = exposure
+        self.body_timeout_s = float(body_timeout_s)
+        self.error_body = error_body
+        self.logger = logger or logging.getLogger("agentrl.serving")
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Check one ASGI call, then hand it on."""
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        refused = self.exposure.check(scope.get("headers", ()))
+        if refused is not None:
+            self.logger.warning("refused %s %s: %s", scope.get("method", "WS"), scope.get("path"), refused)
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": 1008, "reason": refused[:120]})
+                return
+            body = json.dumps(self.error_body(403, refused)).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        if kind == "http":
+            receive = self._deadline(receive)
+        await self.app(scope, receive, send)
+
+    def _deadline(self, receive: Any) -> Any:
+        """``receive`` that waits at most until the body's deadline, until the body is whole; then plain ``receive``."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout_s
+        whole = False
+
+        async def bounded() -> Any:
+            nonlocal whole
+            if whole:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                raise HTTPStatusError(
+                    408, f"the request body did not arrive within {self.body_timeout_s:g}s of its headers"
+                ) from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                whole = True
+            return message
+
+        return bounded
 
 
 # -- uvicorn in a thread ----------------------------------------------------------------------
@@ -477,12 +588,15 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock = sock
 
 
-def bind_socket(host: str = "127.0.0.1", port: int = 0, *, unix_socket: str | None = None) -> socket.socket:
+def bind_socket(
+    host: str = "127.0.0.1", port: int = 0, *, unix_socket: str | None = None, socket_mode: int = 0o600
+) -> socket.socket:
     """A listening socket: TCP on ``host:port`` (IPv4 or IPv6 from the host's form), or a unix socket.
 
-    A unix socket's old file is removed first, and the new one is made ``0o666``: the folder it is in
-    decides who may reach it (a container bind-mounts that folder). Raises ``OSError`` (the port is
-    taken, for instance).
+    A unix socket's old file is removed first, and the new one gets ``socket_mode``: ``0o600`` (its owner only)
+    by default, for a server without a token; a server with one passes ``0o666`` and lets the folder it is in
+    decide who may reach it (a container bind-mounts that folder). Raises ``OSError`` (the port is taken, for
+    instance).
     """
     if unix_socket is not None:
         with contextlib.suppress(FileNotFoundError):
@@ -490,7 +604,7 @@ def bind_socket(host: str = "127.0.0.1", port: int = 0, *, unix_socket: str | No
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.bind(unix_socket)
-            os.chmod(unix_socket, 0o666)
+            os.chmod(unix_socket, socket_mode)
         except BaseException:
             sock.close()
             raise
@@ -585,15 +699,30 @@ def start_server_thread(
     before_close: Callable[[], None] | None = None,
     graceful_s: float = 5.0,
     handle_class: type[ServerHandle] = ServerHandle,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+    socket_mode: int = 0o600,
+    ws_max_bytes: int = 16 * 1024 * 1024,
+    error_body: ErrorBody = _default_error_body,
     **handle_options: Any,
 ) -> Any:
     """Serve the ASGI ``app`` with uvicorn in a daemon thread; return a :class:`ServerHandle` once it answers.
 
     The socket is bound here, in the caller's thread (``port=0`` picks a free port; a taken port
     raises ``OSError`` at once); ``unix_socket`` listens on that path instead (the handle's ``url`` is
-    then ``unix:PATH``). ``service`` becomes the handle's ``app``; ``before_close`` runs first on
-    close; requests in flight get ``graceful_s`` to finish. ``handle_class`` (a subclass) and
-    ``handle_options`` make a richer handle.
+    then ``unix:PATH``, the file gets ``socket_mode``). ``service`` becomes the handle's ``app``;
+    ``before_close`` runs first on close; requests in flight get ``graceful_s`` to finish.
+    ``handle_class`` (a subclass) and ``handle_options`` make a richer handle.
+
+    Every server started here is guarded (:mod:`agentrl.core.http_guard`): :class:`GuardMiddleware` answers
+    403 to a ``Host`` or ``Origin`` the bind does not allow (``allowed_hosts`` and ``allowed_origins`` add some)
+    and 408 to a body slower than ``body_timeout_s``; the connection protocol holds at most
+    ``max_connections`` connections (503 past that) and closes one whose headers take longer than
+    ``header_timeout_s``; WebSocket messages above ``ws_max_bytes`` close the socket. ``error_body`` shapes
+    the guard's error answers as the server's own.
 
     Raises:
         OSError: the address cannot be bound.
@@ -602,19 +731,29 @@ def start_server_thread(
     """
     try:
         import uvicorn
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
     except ImportError as exc:
         from agentrl.core.errors import DependencyNotInstalled
 
         raise DependencyNotInstalled("uvicorn", extra="serve") from exc
 
-    sock = bind_socket(host, port, unix_socket=unix_socket)
+    exposure = Exposure.for_bind(
+        host, unix_socket=unix_socket, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
+    )
+    guarded = GuardMiddleware(
+        app, exposure, body_timeout_s=body_timeout_s, error_body=error_body, logger=logging.getLogger(name)
+    )
+    raise_open_files_limit(max_connections + 1024)  # the limit, then the server's own files (envs, pipes, logs)
+    sock = bind_socket(host, port, unix_socket=unix_socket, socket_mode=socket_mode)
     config = uvicorn.Config(
-        app,
+        guarded,
         log_config=None,  # a library does not reconfigure the process's logging
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=max(1, math.ceil(graceful_s)),  # uvicorn takes whole seconds
         server_header=False,
+        http=guarded_protocol(AutoHTTPProtocol, max_connections=max_connections, header_timeout_s=header_timeout_s),
+        ws_max_size=ws_max_bytes,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
@@ -634,3 +773,50 @@ def start_server_thread(
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{sock.getsockname()[1]}"
     return handle_class(server, thread, url, app=service, before_close=before_close, **handle_options)
+
+
+# -- the command line that every server shares ----------------------------------------------------------------
+def add_guard_arguments(parser: Any) -> None:
+    """Add the options of :func:`start_server_thread`'s guard to a server's ``argparse`` parser.
+
+    ``--allowed-host NAME`` and ``--allowed-origin ORIGIN`` (repeatable), ``--max-connections N`` and
+    ``--header-timeout S``; :func:`guard_options` turns the parsed values into ``start_server_thread`` keywords.
+    """
+    parser.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME",
+        help="a Host name to answer besides loopback's (repeatable); other names are refused (DNS rebinding)",
+    )
+    parser.add_argument(
+        "--allowed-origin", action="append", default=[], metavar="ORIGIN",
+        help="a web origin (scheme://host:port) whose pages may call this server (repeatable); default none",
+    )
+    parser.add_argument(
+        "--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
+        help=f"connections held at once; one more answers 503 (default {DEFAULT_MAX_CONNECTIONS})",
+    )
+    parser.add_argument(
+        "--header-timeout", type=float, default=DEFAULT_HEADER_TIMEOUT_S,
+        help=f"seconds a connection has to send a request's headers (default {DEFAULT_HEADER_TIMEOUT_S:g})",
+    )
+
+
+def guard_options(args: Any) -> dict[str, Any]:
+    """The :func:`start_server_thread` keywords of :func:`add_guard_arguments`' options."""
+    return {
+        "allowed_hosts": tuple(args.allowed_host),
+        "allowed_origins": tuple(args.allowed_origin),
+        "max_connections": int(args.max_connections),
+        "header_timeout_s": float(args.header_timeout),
+    }
+
+
+def read_token(value: str | None) -> str | None:
+    """A ``--token`` value: ``@FILE`` reads the token from FILE (stripped); anything else is the token itself.
+
+    >>> read_token("s3cret"), read_token(None)
+    ('s3cret', None)
+    """
+    if value and value.startswith("@"):
+        with open(value[1:], encoding="utf-8") as handle:
+            return handle.read().strip()
+    return value

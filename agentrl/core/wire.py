@@ -30,10 +30,14 @@ import numpy as np
 from agentrl.core.errors import AgentRLError
 from agentrl.core.spaces import UnicodeText
 
-__all__ = ["WireError", "decode", "encode", "space_from_json", "space_to_json"]
+__all__ = ["MAX_DEPTH", "WireError", "decode", "decode_for_space", "encode", "space_from_json", "space_to_json"]
 
 ARRAY_KEY = "__array__"
 """The key that marks an encoded array: ``{"__array__": "png" | "raw", "dtype", "shape", "data"}``."""
+
+
+MAX_DEPTH = 32
+"""The deepest nesting of lists and dicts :func:`decode_for_space` takes (an action is never deeper)."""
 
 
 class WireError(AgentRLError, ValueError):
@@ -64,18 +68,50 @@ def _encode_array(array: np.ndarray) -> dict[str, Any]:
     }
 
 
-def _decode_array(payload: Mapping[str, Any]) -> np.ndarray:
+ArraySpec = tuple[np.dtype[Any], tuple[int, ...]]
+
+
+def _decode_array(payload: Mapping[str, Any], expected: ArraySpec | None = None) -> np.ndarray:
     try:
         kind, dtype, shape = payload[ARRAY_KEY], np.dtype(payload["dtype"]), tuple(int(n) for n in payload["shape"])
-        data = base64.b64decode(payload["data"])
+        encoded = payload["data"]
+        if not isinstance(encoded, str):
+            raise TypeError("data must be a base64 string")
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"an encoded array needs {ARRAY_KEY}, dtype, shape and base64 data; got {exc!r}") from None
+    if expected is not None:
+        # Checked before a byte is decoded: the client chooses dtype and shape, and a 300 KiB PNG can expand to GBs.
+        want_dtype, want_shape = expected
+        if dtype != want_dtype or shape != want_shape:
+            raise WireError(
+                f"expected an array of dtype {want_dtype} and shape {list(want_shape)} (the space's), got dtype "
+                f"{dtype} and shape {list(shape)}"
+            )
+        if kind == "raw" and len(encoded) > 4 * (dtype.itemsize * math.prod(shape) + 2) // 3 + 4:
+            raise WireError(f"an encoded array of shape {list(shape)} carries more bytes than its shape holds")
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except ValueError as exc:
+        raise WireError(f"an encoded array's data is not base64: {exc}") from None
     if kind == "png":
         from PIL import Image
 
-        array = np.asarray(Image.open(io.BytesIO(data)), dtype=dtype)
+        try:
+            image = Image.open(io.BytesIO(data))  # reads the header only
+            width, height = image.size
+            channels = len(image.getbands())
+            if width * height * channels != math.prod(shape):
+                raise WireError(f"a PNG of {width}x{height}x{channels} cannot be an array of shape {list(shape)}")
+            array = np.asarray(image, dtype=dtype)
+        except WireError:
+            raise
+        except Exception as exc:  # PIL's errors for a broken image are of many kinds
+            raise WireError(f"an encoded array's PNG cannot be read: {exc}") from None
     elif kind == "raw":
-        array = np.frombuffer(data, dtype=dtype).copy()
+        try:
+            array = np.frombuffer(data, dtype=dtype).copy()
+        except ValueError as exc:
+            raise WireError(f"an encoded array's bytes do not fit its dtype {dtype}: {exc}") from None
     else:
         raise WireError(f"unknown array encoding {kind!r}; expected 'png' or 'raw'")
     if array.size != math.prod(shape):
@@ -112,6 +148,63 @@ def decode(value: Any) -> Any:
         return {key: decode(item) for key, item in value.items()}
     if isinstance(value, list):
         return [decode(item) for item in value]
+    return value
+
+
+def _array_of(space: gym.Space[Any] | None) -> ArraySpec | None:
+    """The dtype and shape an array of ``space`` has, or ``None`` when the space holds no array."""
+    if isinstance(space, (gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
+        return np.dtype(space.dtype), tuple(int(n) for n in space.shape)
+    return None
+
+
+def decode_for_space(value: Any, space: gym.Space[Any] | None, *, _depth: int = 0) -> Any:
+    """:func:`decode` for a value that should belong to ``space`` (a client's action), checked before it is decoded.
+
+    An encoded array is decoded only where the space holds an array, and only with the space's dtype and
+    shape (its bytes and a PNG's size are checked before decoding); a ``Dict`` space takes only its own keys,
+    a ``Tuple`` space its own length; nothing nests deeper than :data:`MAX_DEPTH`. Scalars, strings and lists
+    pass as they are: the env's ``step`` judges them (and raises ``InvalidActionType``).
+
+    >>> box = gym.spaces.Box(0, 255, (2, 2), np.uint8)
+    >>> decode_for_space(encode(np.zeros((2, 2), np.uint8)), box).shape
+    (2, 2)
+    >>> decode_for_space(encode(np.zeros((64, 64), np.uint8)), box)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agentrl.core.wire.WireError: expected an array of dtype uint8 and shape [2, 2] (the space's), got ... [64, 64]
+    >>> decode_for_space(encode(np.zeros((2, 2), np.uint8)), UnicodeText(max_length=8))
+    Traceback (most recent call last):
+    ...
+    agentrl.core.wire.WireError: this env's action space is UnicodeText(0, 8): an encoded array does not belong in it
+
+    Raises:
+        WireError: what does not fit, named.
+    """
+    if _depth > MAX_DEPTH:
+        raise WireError(f"the value nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, Mapping):
+        if ARRAY_KEY in value:
+            expected = _array_of(space)
+            if expected is None:
+                raise WireError(f"this env's action space is {space}: an encoded array does not belong in it")
+            return _decode_array(value, expected)
+        if isinstance(space, gym.spaces.Dict):
+            unknown = sorted(str(k) for k in value if k not in space.spaces)
+            if unknown:
+                raise WireError(f"unknown key(s) {', '.join(unknown)}; this Dict space has {', '.join(space.spaces)}")
+            return {key: decode_for_space(item, space.spaces[key], _depth=_depth + 1) for key, item in value.items()}
+        return {key: decode_for_space(item, None, _depth=_depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        if isinstance(space, gym.spaces.Tuple):
+            if len(value) != len(space.spaces):
+                raise WireError(f"this Tuple space has {len(space.spaces)} parts, got {len(value)}")
+            pairs = zip(value, space.spaces, strict=True)
+            return [decode_for_space(item, sub, _depth=_depth + 1) for item, sub in pairs]
+        expected = _array_of(space)
+        if expected is not None and len(value) > max(1, math.prod(expected[1])):
+            raise WireError(f"a list of {len(value)} items cannot be an action of shape {list(expected[1])}")
+        return [decode_for_space(item, None, _depth=_depth + 1) for item in value]
     return value
 
 

@@ -46,8 +46,13 @@ Command line (blocks until Ctrl-C)::
     agentrl serve-model --model tiny
     agentrl serve-model --model /path/to/hf-checkpoint --device cuda --dtype bfloat16
 
-The server has no authentication: non-loopback hosts are refused unless ``allow_remote=True``
-(``--allow-remote``).
+Security (``docs/design/security.md``): loopback only unless ``allow_remote=True`` (``--allow-remote``), which
+needs a token (``--token``: clients send it as their OpenAI API key, ``Authorization: Bearer <token>``); with a
+token every route but ``/health`` needs it. Request bodies above ``max_request_bytes`` (8 MiB) answer 413
+before they are parsed, and a prompt whose characters cannot fit the model's context (the longest token of the
+vocabulary times the context) answers 400 before it is tokenised; tokenising runs off the event loop. Every
+request passes :mod:`agentrl.core.http_guard` first (``Host`` and ``Origin``, JSON bodies only, a body deadline,
+a connection limit and a header timeout).
 """
 
 from __future__ import annotations
@@ -63,7 +68,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentrl.core.errors import AgentRLError
-from agentrl.core.serving import ServerHandle, refuse_remote, start_server_thread
+from agentrl.core.http_guard import check_token
+from agentrl.core.serving import (
+    ServerHandle,
+    ServingMiddleware,
+    add_guard_arguments,
+    check_bearer,
+    guard_options,
+    is_loopback,
+    read_token,
+    refuse_remote,
+    start_server_thread,
+)
 from agentrl.llm.base import BackendError, Generation, GenerationConfig
 from agentrl.llm.tool_calls import ToolCallError, needs_tool_rendering, parse_tool_calls, render_tool_chat
 
@@ -87,6 +103,10 @@ DEFAULT_CHAT_MAX_TOKENS = 256
 """``max_tokens`` of a chat request that gives none."""
 DEFAULT_COMPLETION_MAX_TOKENS = 16
 """``max_tokens`` of a completions request that gives none (OpenAI's and vLLM's default)."""
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
+"""The largest request body :func:`serve_model` takes by default (a chat of a full context is a few hundred KB)."""
+OPEN_ROUTES = frozenset({"/health"})
+"""The routes that answer without the token."""
 
 
 class _Message(BaseModel):
@@ -246,6 +266,22 @@ class _Tokens:
         """The tokenizer's size, when known."""
         return len(self.tokenizer) if self.tokenizer is not None else None
 
+    def longest_token_chars(self) -> int | None:
+        """An upper bound on the characters one token covers: the longest vocabulary entry (cached).
+
+        A byte-level BPE entry has one symbol per byte, a SentencePiece entry one per character (its byte
+        fallbacks are longer than the byte they stand for), so a text of more than ``context`` times this many
+        characters has more than ``context`` tokens, whatever they are.
+        """
+        if self.tokenizer is None:
+            return None
+        cached = getattr(self, "_longest", None)
+        if cached is None:
+            with self.lock:
+                vocab = self.tokenizer.get_vocab()
+            cached = self._longest = max((len(entry) for entry in vocab), default=1) or 1
+        return int(cached)
+
 
 def _context_size(backend: Any) -> int | None:
     model = getattr(backend, "model", None)
@@ -260,8 +296,18 @@ def _usage(generation: Generation, prompt_tokens: int | None = None) -> dict[str
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def create_app(backend: Any, model_name: str | None = None, recorder: Any = None) -> Any:
-    """A FastAPI app serving ``backend`` (anything with ``agenerate``; ``agenerate_ids`` for token-in).
+def create_app(
+    backend: Any,
+    model_name: str | None = None,
+    recorder: Any = None,
+    *,
+    token: str | None = None,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+) -> Any:
+    """An ASGI app serving ``backend`` (anything with ``agenerate``; ``agenerate_ids`` for token-in).
+
+    A FastAPI app behind :class:`~agentrl.core.serving.ServingMiddleware`: the body cap, the token and JSON bodies
+    are checked there, before FastAPI parses anything.
 
     Args:
         backend: the LLM backend; it is not closed when the app stops.
@@ -270,7 +316,10 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
             ``recorder.sampling(config)`` may replace a call's sampling settings (a trainer samples at its own
             temperature, whatever the harness asks), and ``recorder.record(tag, messages, generation)`` takes
             each call (``messages`` is ``None`` for ``/v1/completions``); see :mod:`agentrl.rollout.recording`.
+        token: the bearer token every route but ``/health`` needs (``None``: none needed).
+        max_request_bytes: bodies above this answer 413 before they are parsed.
     """
+    import anyio.to_thread
     from fastapi import FastAPI, Header, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, StreamingResponse
@@ -329,6 +378,15 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
         if context is not None and n_tokens >= context:
             raise _BadRequest(f"the prompt has {n_tokens} tokens; the model's context is {context} tokens", "messages")
 
+    def check_chars(n_chars: int, param: str) -> None:
+        """Refuse, before tokenising, a text too long to fit the context whatever its tokens."""
+        longest = tokens.longest_token_chars()
+        if context is not None and longest is not None and n_chars > context * longest:
+            raise _BadRequest(
+                f"the prompt has {n_chars} characters, more than the model's context of {context} tokens can hold "
+                f"(at most {longest} characters a token)", param
+            )
+
     @app.get("/health")
     async def health() -> dict[str, Any]:
         return {"status": "ok", "model": name}
@@ -364,14 +422,15 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
         if tag is not None:
             config = recorder.sampling(config)
         history = [m.model_dump(exclude_none=True) for m in req.messages]
+        check_chars(len(json.dumps(history)) + len(json.dumps(req.tools or [])), "messages")
         if needs_tool_rendering(history, req.tools):
             return await tool_chat(req, history, config, tag)
         messages = [{"role": m.role, "content": _text_content(m, i)} for i, m in enumerate(req.messages)]
         encode = getattr(backend, "encode_prompt", None)
         prompt_tokens = None
         if callable(encode):
-            try:
-                prompt_tokens = len(encode(messages))
+            try:  # in a worker thread: a long prompt must not stall every other request
+                prompt_tokens = len(await anyio.to_thread.run_sync(encode, messages))
             except Exception as exc:  # a template that rejects the roles, for instance
                 raise _BadRequest(f"cannot apply the chat template: {exc}", "messages") from None
             check_prompt(prompt_tokens)
@@ -413,7 +472,7 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
                 text = render_tool_chat(tokens.tokenizer, history, req.tools)
         except Exception as exc:  # a template that rejects the roles, arguments that are not JSON objects
             raise _BadRequest(f"cannot render the conversation with its tools: {exc}", "messages") from None
-        ids = tokens.encode(text)
+        ids = await anyio.to_thread.run_sync(tokens.encode, text)
         check_prompt(len(ids))
         generation = await generate_ids(ids, config)
         if tag is not None:
@@ -462,7 +521,11 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
         generate_ids = getattr(backend, "agenerate_ids", None)
         if not callable(generate_ids):
             raise _BadRequest(f"the {name} backend does not generate from token ids", "prompt")
-        ids = tokens.encode(req.prompt) if isinstance(req.prompt, str) else list(req.prompt)
+        if isinstance(req.prompt, str):
+            check_chars(len(req.prompt), "prompt")
+            ids = await anyio.to_thread.run_sync(tokens.encode, req.prompt)
+        else:
+            ids = list(req.prompt)
         if not ids:
             raise _BadRequest("the prompt is empty", "prompt")
         vocab = tokens.vocab_size()
@@ -503,7 +566,19 @@ def create_app(backend: Any, model_name: str | None = None, recorder: Any = None
             "usage": _usage(generation, len(ids)),
         }
 
-    return app
+    def authenticate(header: str | None, path: str) -> None:
+        if token is not None and path not in OPEN_ROUTES:
+            check_bearer(header, {token: None})
+
+    return ServingMiddleware(
+        app,
+        error_body=lambda status, message: _error_body(message, kind=_KINDS.get(status, "invalid_request_error")),
+        authenticate=authenticate,
+        max_request_bytes=max_request_bytes,
+    )
+
+
+_KINDS = {401: "authentication_error", 403: "permission_error", 404: "not_found_error", 500: "server_error"}
 
 
 class ModelServer(ServerHandle):
@@ -539,6 +614,9 @@ def serve_model(
     allow_remote: bool = False,
     timeout_s: float = 10.0,
     recorder: Any = None,
+    token: str | None = None,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+    **guard: Any,
 ) -> ModelServer:
     """Serve ``backend`` over an OpenAI-compatible API in a background thread and return the handle.
 
@@ -548,17 +626,24 @@ def serve_model(
         host: the address to bind; loopback only unless ``allow_remote``.
         port: the port; 0 picks a free one (see :attr:`ModelServer.url`).
         model_name: the model id clients see (``backend.name`` by default).
-        allow_remote: allow a non-loopback ``host`` (the server has no authentication).
+        allow_remote: allow a non-loopback ``host`` (it then needs a ``token``).
         timeout_s: how long to wait for the server to start.
         recorder: serve a recording endpoint (see :func:`create_app`).
+        token: the bearer token (an OpenAI client's ``api_key``) every route but ``/health`` needs.
+        max_request_bytes: bodies above this answer 413.
+        guard: :func:`~agentrl.core.serving.start_server_thread`'s guard options (``allowed_hosts``,
+            ``allowed_origins``, ``max_connections``, ``header_timeout_s``).
 
     Raises:
-        ValueError: a non-loopback host without ``allow_remote``.
+        ValueError: a non-loopback host without ``allow_remote`` and a token (of at least 16 characters).
         OSError: the address cannot be bound (the port is taken, for instance).
         RuntimeError: the server did not start.
         DependencyNotInstalled: fastapi or uvicorn is missing.
     """
     refuse_remote(host, allow_remote, "model server")
+    if not token and not is_loopback(host):
+        raise ValueError(f"refusing to serve a model on {host!r} without authentication: give a token (--token)")
+    check_token(token, host, server="model server")
     try:
         import uvicorn  # noqa: F401  (checked here to raise with the install command)
     except ImportError as exc:
@@ -566,9 +651,11 @@ def serve_model(
 
         raise DependencyNotInstalled("fastapi and uvicorn", extra="llm") from exc
     name = model_name or getattr(backend, "name", None) or type(backend).__name__
-    app = create_app(backend, name, recorder=recorder)
+    app = create_app(backend, name, recorder=recorder, token=token, max_request_bytes=max_request_bytes)
     return start_server_thread(
-        app, host, port, timeout_s, name="agentrl-model-server", handle_class=ModelServer, model=name, backend=backend
+        app, host, port, timeout_s, name="agentrl-model-server", handle_class=ModelServer, model=name, backend=backend,
+        error_body=lambda status, message: _error_body(message, kind=_KINDS.get(status, "invalid_request_error")),
+        **guard,
     )
 
 
@@ -609,13 +696,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--max-batch-size", type=int, default=8, help="requests generated together")
-    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (no auth!)")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs --token)")
+    parser.add_argument(
+        "--token",
+        help="the bearer token clients send (their OpenAI api_key); @FILE reads it from FILE (default: none)",
+    )
+    parser.add_argument(
+        "--max-request-bytes", type=int, default=MAX_REQUEST_BYTES,
+        help=f"larger request bodies answer 413 (default {MAX_REQUEST_BYTES})",
+    )
+    add_guard_arguments(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
 
     try:
+        token = read_token(args.token)
         refuse_remote(args.host, args.allow_remote, "model server")
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
+        if args.allow_remote and not token:
+            raise ValueError("--allow-remote needs --token: the model server would serve anyone who reaches it")
+        check_token(token, args.host, server="model server")
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     options: dict[str, Any] = {"device": args.device, "dtype": args.dtype, "max_batch_size": args.max_batch_size}
     try:
@@ -625,11 +725,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         try:
-            server = serve_model(backend, args.host, args.port, model_name=args.name, allow_remote=args.allow_remote)
+            server = serve_model(
+                backend, args.host, args.port, model_name=args.name, allow_remote=args.allow_remote, token=token,
+                max_request_bytes=args.max_request_bytes, **guard_options(args),
+            )
         except (RuntimeError, OSError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        print(f"agentrl-model-server: {server.base_url}", flush=True)
         print(f"serving {server.model} at {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        if token:
+            print("  clients send 'Authorization: Bearer <token>' (their api_key)", file=sys.stderr, flush=True)
+        else:
+            print("  WITHOUT a token: any local user can generate (--token adds one)", file=sys.stderr, flush=True)
         try:
             while server.thread.is_alive():
                 server.thread.join(0.5)

@@ -36,22 +36,26 @@ import argparse
 import contextlib
 import logging
 import re
+import secrets
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from agentrl.core.http_guard import check_token
 from agentrl.core.serving import (
     HTTPStatusError,
     ServerHandle,
+    add_guard_arguments,
     check_bearer,
     decode_body,
+    guard_options,
     is_loopback,
     json_response,
     make_app,
+    read_token,
     refuse_remote,
     start_server_thread,
 )
@@ -70,7 +74,7 @@ class _Session:
     __slots__ = ("busy", "client", "id", "last_used", "lock", "sandbox", "timeout_s")
 
     def __init__(self, client: str, sandbox: Any, timeout_s: float) -> None:
-        self.id = uuid.uuid4().hex
+        self.id = secrets.token_hex(16)  # 128 random bits (a uuid4 has 122)
         self.client = client
         self.sandbox = sandbox
         self.timeout_s = timeout_s
@@ -501,10 +505,12 @@ def serve_sandbox(
         port: 0 picks a free port.
         tokens: ``{token: client name}``.
         allow_remote: allow a non-loopback ``host``.
-        **limits: the other :class:`SandboxServer` arguments (``max_sessions_per_client``, ...).
+        **limits: the other :class:`SandboxServer` arguments (``max_sessions_per_client``, ...), and the
+            guard's (``allowed_hosts``, ``allowed_origins``, ``max_connections``, ``header_timeout_s``: see
+            :func:`~agentrl.core.serving.start_server_thread`).
 
     Raises:
-        ValueError: a non-loopback host without ``allow_remote`` or without tokens.
+        ValueError: a non-loopback host without ``allow_remote`` or without tokens (of at least 16 characters).
         OSError: the address cannot be bound.
     """
     refuse_remote(host, allow_remote, "sandbox server")
@@ -513,14 +519,20 @@ def serve_sandbox(
             f"refusing to serve sandboxes on {host!r} without authentication: give at least one "
             "token (tokens={'TOKEN': 'client'}, --token NAME=TOKEN)"
         )
+    for token in tokens or {}:
+        check_token(token, host, server="sandbox server")
+    guard = {key: limits.pop(key) for key in _GUARD_KEYS if key in limits}
     app = SandboxServer(tier, tokens=tokens, **limits)
     try:
         return start_server_thread(
-            create_app(app), host, port, name="agentrl-sandbox-server", service=app, before_close=app.close
+            create_app(app), host, port, name="agentrl-sandbox-server", service=app, before_close=app.close, **guard
         )
     except BaseException:
         app.close()
         raise
+
+
+_GUARD_KEYS = ("allowed_hosts", "allowed_origins", "max_connections", "header_timeout_s")
 
 
 def _parse_tokens(pairs: Sequence[str]) -> dict[str, str]:
@@ -559,15 +571,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-code-chars", type=int, default=2_000_000)
     parser.add_argument("--max-timeout-s", type=float, default=120.0)
     parser.add_argument("--idle-timeout-s", type=float, default=600.0)
+    add_guard_arguments(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
         pairs = []
         for pair in args.token:
             name, sep, token = pair.partition("=")
-            if sep and token.startswith("@"):
-                with open(token[1:], encoding="utf-8") as fh:
-                    token = fh.read().strip()
-            pairs.append(f"{name}{sep}{token}")
+            pairs.append(f"{name}{sep}{read_token(token) if sep else token}")
         tokens = _parse_tokens(pairs)
         tier_options = {"isolation": args.isolation} if args.isolation and args.tier == "process" else {}
         handle = serve_sandbox(
@@ -583,11 +593,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_code_chars=args.max_code_chars,
             max_timeout_s=args.max_timeout_s,
             idle_timeout_s=args.idle_timeout_s,
+            **guard_options(args),
         )
     except (ValueError, OSError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     auth = f"{len(tokens)} token(s)" if tokens else "no authentication (loopback only)"
+    print(f"agentrl-sandbox-server: {handle.url}", flush=True)
     print(f"serving {args.tier} sandboxes at {handle.url} ({auth}); Ctrl-C to stop", file=sys.stderr, flush=True)
     try:
         while handle.thread.is_alive():

@@ -129,8 +129,9 @@ def session() -> Iterator[DesktopSession]:
 
 @pytest.fixture(scope="module")
 def vm(session: DesktopSession) -> Iterator[OSWorldHTTP]:
-    # OSWorld's clients send no token: the server runs as `agentrl serve-desktop --insecure-loopback`.
-    with serve_desktop(session, insecure_loopback=True) as handle:
+    # OSWorld's clients send no token: the server runs as `agentrl serve-desktop --insecure-loopback`; the download
+    # test serves its file on 127.0.0.1, which the server fetches only with --allow-private-fetch.
+    with serve_desktop(session, insecure_loopback=True, allow_private_fetch=True) as handle:
         yield OSWorldHTTP(handle.base_url)
 
 

@@ -81,14 +81,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentrl.core.http_guard import FetchRefused, check_token, fetch_public
 from agentrl.core.serving import (
     HTTPStatusError,
     ServerHandle,
+    add_guard_arguments,
     check_bearer,
     decode_body,
+    guard_options,
     is_loopback,
     json_response,
     make_app,
+    read_token,
     refuse_remote,
     start_server_thread,
 )
@@ -139,6 +143,9 @@ COMMAND_ROUTES = frozenset(
 )
 """Routes that run commands, start apps, act on the screen or touch files: they need a token (or
 ``insecure_loopback``)."""
+FORM_ROUTES = {"/file": "form", "/window_size": "form", "/setup/upload": "form"}
+"""The routes OSWorld's clients post forms to (``data={...}``, a multipart upload); every other route takes JSON
+only, so a web page cannot post to it cross-site without a preflight."""
 
 
 def _argv(command: Any, shell: bool, home: str | None = None) -> list[str]:
@@ -178,7 +185,9 @@ class DesktopServer:
         max_request_bytes: int = 16 * 1024 * 1024,
         max_timeout_s: float = 600.0,
         default_timeout_s: float = 120.0,
+        allow_private_fetch: bool = False,
     ) -> None:
+        self.allow_private_fetch = bool(allow_private_fetch)
         self.session = session
         self.token = token
         self.insecure_loopback = bool(insecure_loopback)
@@ -574,7 +583,10 @@ class DesktopServer:
         """``POST /setup/download_file`` ``{"url", "path"}``: fetch ``url`` and write it to ``path`` under HOME.
 
         The sandbox has no network: the server fetches (http and https only, at most
-        ``max_request_bytes``, 3 tries as OSWorld makes) and the write happens in the sandbox.
+        ``max_request_bytes``, 3 tries as OSWorld makes) and the write happens in the sandbox. The fetch runs
+        on the host, so it reaches what the sandbox cannot: a URL whose host resolves to a loopback, private,
+        link-local or reserved address (on the first hop or any redirect) is refused with 403 unless the
+        server was started with ``allow_private_fetch`` (``--allow-private-fetch``).
         """
         url, raw_path = body.get("url"), body.get("path")
         if not url or not raw_path:
@@ -587,8 +599,13 @@ class DesktopServer:
         error = ""
         for _ in range(3):
             try:
-                data = _fetch(str(url), self.max_request_bytes, timeout_s=min(300.0, self.max_timeout_s))
+                data = fetch_public(
+                    str(url), self.max_request_bytes, min(300.0, self.max_timeout_s),
+                    allow_private=self.allow_private_fetch,
+                )
                 break
+            except FetchRefused as exc:
+                raise HTTPStatusError(403, f"Failed to download {url}: {exc}") from None
             except (OSError, ValueError) as exc:
                 error = str(exc)
         else:
@@ -634,17 +651,6 @@ class DesktopServer:
             return self.recorder.stop()
         except RecordingError as exc:
             raise HTTPStatusError(exc.status, str(exc)) from None
-
-
-def _fetch(url: str, cap: int, timeout_s: float) -> bytes:
-    """The body at ``url`` (at most ``cap`` bytes, else ``ValueError``); ``OSError`` when it cannot be had."""
-    import urllib.request
-
-    with urllib.request.urlopen(url, timeout=timeout_s) as resp:  # the caller allows http(s) only
-        data = resp.read(cap + 1)
-    if len(data) > cap:
-        raise ValueError(f"{url} is larger than {cap} bytes")
-    return bytes(data)
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -775,6 +781,7 @@ def create_app(server: DesktopServer) -> Any:
         wrong_method_status=404,
         direct={("GET", "/screenshot"): screenshot, ("POST", "/pyautogui"): pyautogui, ("GET", "/health"): health},
         inline=_inline,
+        body_types=FORM_ROUTES,
     )
 
 
@@ -787,6 +794,10 @@ def serve_desktop(
     allow_remote: bool = False,
     unix_socket: str | None = None,
     insecure_loopback: bool = False,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    max_connections: int | None = None,
+    header_timeout_s: float | None = None,
     **options: Any,
 ) -> ServerHandle:
     """Serve ``session`` over HTTP in a daemon thread; returns a handle (``base_url``, ``close``, ``with``).
@@ -796,7 +807,9 @@ def serve_desktop(
     :class:`DesktopClient` understands. The handle's ``app`` is the :class:`DesktopServer`.
 
     Without a ``token`` the routes of :data:`COMMAND_ROUTES` answer 403, unless ``insecure_loopback``
-    (loopback or a unix socket only).
+    (loopback or a unix socket only; the socket is then its owner's alone, mode 0600). ``allowed_hosts``,
+    ``allowed_origins``, ``max_connections`` and ``header_timeout_s`` are the guard's
+    (:func:`~agentrl.core.serving.start_server_thread`); ``options`` go to :class:`DesktopServer`.
 
     Raises:
         ValueError: a non-loopback ``host`` without ``allow_remote``, or without a ``token``.
@@ -806,9 +819,16 @@ def serve_desktop(
         refuse_remote(host, allow_remote, "desktop server")
         if not is_loopback(host) and not token:
             raise ValueError(f"refusing to serve a desktop on {host!r} without authentication: give a token")
+        check_token(token, host, server="desktop server")
     app = DesktopServer(session, token=token, insecure_loopback=insecure_loopback, **options)
+    guard: dict[str, Any] = {"allowed_hosts": allowed_hosts, "allowed_origins": allowed_origins}
+    if max_connections is not None:
+        guard["max_connections"] = max_connections
+    if header_timeout_s is not None:
+        guard["header_timeout_s"] = header_timeout_s
     return start_server_thread(
-        create_app(app), host, port, name="agentrl-desktop-server", unix_socket=unix_socket, service=app
+        create_app(app), host, port, name="agentrl-desktop-server", unix_socket=unix_socket, service=app,
+        socket_mode=0o666 if token else 0o600, error_body=_error_body, **guard,
     )
 
 
@@ -868,10 +888,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--unix-socket", default=None, help="listen on this unix socket instead of TCP (a container without network)"
     )
+    parser.add_argument(
+        "--allow-private-fetch",
+        action="store_true",
+        help="let /setup/download_file fetch from loopback, private and link-local addresses (refused by default: "
+        "the fetch runs on this host, which reaches what the sandbox cannot)",
+    )
+    add_guard_arguments(parser)
     args = parser.parse_args(list(argv) if argv is not None else None)
-    token = args.token
-    if token and token.startswith("@"):
-        token = Path(token[1:]).read_text(encoding="utf-8").strip()
+    token = read_token(args.token)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     made_token = False
     if not token and not args.insecure_loopback:
@@ -896,6 +921,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             allow_remote=args.allow_remote,
             unix_socket=args.unix_socket,
             insecure_loopback=args.insecure_loopback,
+            allow_private_fetch=args.allow_private_fetch,
+            **guard_options(args),
         )
     except (ValueError, OSError) as exc:
         session.close()

@@ -19,7 +19,11 @@ Run it with ``agentrl serve-retriever`` or ``python -m agentrl.envs.search.serve
 A dense model's query/passage prefixes default by its name (``"query: "``/``"passage: "`` for e5,
 as Search-R1 does); ``--query-prefix``/``--passage-prefix`` override them.
 
-Non-loopback hosts are refused unless ``--allow-remote`` is given (the server has no auth).
+Non-loopback hosts are refused unless ``--allow-remote`` is given; ``--token`` (of at least 16 characters off
+loopback) makes every route but ``/health`` need ``Authorization: Bearer <token>`` (Search-R1's client sends
+none, so it is optional). Request bodies above :data:`MAX_REQUEST_BYTES` answer 413 before they are parsed, and
+every request passes :mod:`agentrl.core.http_guard` first (``Host`` and ``Origin``, JSON bodies only, a body
+deadline, a connection limit and a header timeout); ``docs/design/security.md`` is the threat model.
 """
 
 from __future__ import annotations
@@ -35,7 +39,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field, StrictBool
 
-from agentrl.core.serving import ServerHandle, is_loopback, refuse_remote, start_server_thread
+from agentrl.core.http_guard import check_token
+from agentrl.core.serving import (
+    ServerHandle,
+    add_guard_arguments,
+    guard_options,
+    is_loopback,
+    read_token,
+    refuse_remote,
+    start_server_thread,
+)
 from agentrl.envs.search import searchr1
 from agentrl.envs.search.retrieval import Retriever, get_retriever
 
@@ -60,6 +73,8 @@ MAX_K = 100
 """Requests asking for more hits get this many."""
 MAX_QUERIES = 1024
 """Requests with more queries are refused (413)."""
+MAX_REQUEST_BYTES = 1024 * 1024
+"""The largest request body (1,024 queries of 1 KB each); larger ones answer 413 before they are parsed."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +188,17 @@ def create_app(retriever: Retriever, kind: str | None = None, default_topk: int 
     return app
 
 
+def guarded_app(app: Any, *, token: str | None = None, max_request_bytes: int = MAX_REQUEST_BYTES) -> Any:
+    """``app`` (:func:`create_app`'s) behind the body cap, the JSON-only check and, with ``token``, the token."""
+    from agentrl.core.serving import ServingMiddleware, check_bearer
+
+    def authenticate(header: str | None, path: str) -> None:
+        if token is not None and path != "/health":
+            check_bearer(header, {token: None})
+
+    return ServingMiddleware(app, logger=LOG, authenticate=authenticate, max_request_bytes=max_request_bytes)
+
+
 def serve(
     kind: str = "bm25",
     corpus: Sequence[Any] | None = None,
@@ -185,24 +211,31 @@ def serve(
     query_prefix: str | None = None,
     passage_prefix: str | None = None,
     default_topk: int = searchr1.DEFAULT_TOPK,
+    token: str | None = None,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+    **guard: Any,
 ) -> None:
     """Build (or load) the ``kind`` retriever over ``corpus`` and serve it until interrupted.
 
     ``model_path``, ``query_prefix`` and ``passage_prefix`` choose the dense model (see
     :func:`~agentrl.envs.search.retrieval.get_retriever`); ``default_topk`` is ``/retrieve``'s default.
-    Each request is logged at INFO on the ``agentrl.search.server`` logger.
+    ``token`` guards every route but ``/health``; ``guard`` goes to
+    :func:`~agentrl.core.serving.start_server_thread`. Once it listens, ``agentrl-retrieval-server: URL`` (the
+    bound port, also for ``port=0``) is printed on stdout. Each request is logged at INFO on the
+    ``agentrl.search.server`` logger.
     """
-    from agentrl.core.serving import ServingMiddleware
-
     if corpus is None:
         raise ValueError("serve() needs a corpus (a sequence of passages)")
     refuse_remote(host, allow_remote, "retrieval server")
+    check_token(token, host, server="retrieval server")
     retriever = get_retriever(
         kind, corpus, cache_dir,  # type: ignore[arg-type]
         model_path=model_path, query_prefix=query_prefix, passage_prefix=passage_prefix,
     )
-    app = ServingMiddleware(create_app(retriever, kind, default_topk), logger=LOG)
-    handle = start_server_thread(app, host, port, name="agentrl-retrieval-server")
+    app = guarded_app(create_app(retriever, kind, default_topk), token=token, max_request_bytes=max_request_bytes)
+    handle = start_server_thread(app, host, port, name="agentrl-retrieval-server", **guard)
+    print(f"agentrl-retrieval-server: {handle.url}", flush=True)
+    print(f"serving {kind} over {len(corpus)} passages on {handle.url}", file=sys.stderr, flush=True)
     try:
         while handle.thread.is_alive():
             handle.thread.join(0.5)
@@ -226,6 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--cache-dir", default=None, help="index cache root (default $AGENTRL_CACHE)")
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host")
+    parser.add_argument(
+        "--token", default=None,
+        help="a bearer token every route but /health needs; @FILE reads it from FILE (default: none)",
+    )
+    parser.add_argument(
+        "--max-request-bytes", type=int, default=MAX_REQUEST_BYTES,
+        help=f"larger request bodies answer 413 (default {MAX_REQUEST_BYTES})",
+    )
+    add_guard_arguments(parser)
     parser.add_argument(
         "--retriever-model", metavar="PATH", default=None,
         help="dense/hybrid: a local sentence-transformers model directory (default: the packaged all-MiniLM-L6-v2)",
@@ -252,9 +294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     try:
+        token = read_token(args.token)
         refuse_remote(args.host, args.allow_remote, "retrieval server")
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
+        check_token(token, args.host, server="retrieval server")
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.corpus_jsonl:
         passages: Sequence[Any] = load_corpus_jsonl(args.corpus_jsonl)
@@ -266,12 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         passages = build_corpus(args.generated_seed, args.n_entities).passages
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
-    print(f"serving {args.kind} over {len(passages)} passages on http://{args.host}:{args.port}", file=sys.stderr)
     try:
         serve(
             args.kind, passages, args.host, args.port, args.cache_dir, allow_remote=args.allow_remote,
             model_path=args.retriever_model, query_prefix=args.query_prefix, passage_prefix=args.passage_prefix,
-            default_topk=args.topk,
+            default_topk=args.topk, token=token, max_request_bytes=args.max_request_bytes, **guard_options(args),
         )
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
