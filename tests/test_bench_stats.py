@@ -123,8 +123,8 @@ def test_healthbench_groups_report_the_clipped_mean_of_unclipped_scores() -> Non
                 "success": reward > 0.5, "reward_components": {"healthbench_score": score}}
 
     groups = summarize([record(-0.5, 0.0), record(0.2, 0.2), record(0.9, 0.9), record(1.0, 1.0)])
-    hb = groups[0].healthbench
+    hb = groups[0].aggregates["healthbench_score"]
     assert hb is not None and hb.n_samples == 4 and abs(hb.score - 0.4) < 1e-9  # not the clipped rewards' 0.525
     assert abs(groups[0].reward.estimate - 0.525) < 1e-9
     assert "HealthBench score" in format_summary(groups) and "0.400" in format_summary(groups)
-    assert summarize([{"env_id": "AgentRL/TIRMath-v0", "reward": 1.0}])[0].healthbench is None
+    assert summarize([{"env_id": "AgentRL/TIRMath-v0", "reward": 1.0}])[0].aggregates == {}

@@ -2,7 +2,7 @@
 
 Layers, bottom to top (DESIGN.md, "Layers")::
 
-    core < sandboxes < llm (agentrl.llm) < envs < wrappers = agents < rollout < train
+    core < sandboxes < llm (agentrl.llm) < envs < wrappers = agents < rollout < league < train
          < bench < face (cli, integrations, testing, demo)
 
 The checker reads every module's source with :mod:`ast` (nothing is imported): ``import a.b``,
@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("envs",),
     ("wrappers", "agents"),
     ("rollout",),
+    ("league",),
     ("train",),
     ("bench",),
     ("face",),

@@ -13,8 +13,8 @@ from types import SimpleNamespace as NS
 import numpy as np
 import pytest
 
-from agentrl.core.elo import EloTable, expected_score, score_of, update_ratings
-from agentrl.core.pfsp import pfsp_weights
+from agentrl.league.elo import EloTable, expected_score, score_of, update_ratings
+from agentrl.league.pfsp import pfsp_weights
 from agentrl.train.league import TrainingLeague, game_results
 
 pytestmark = pytest.mark.timeout(300)
@@ -88,7 +88,7 @@ def test_the_league_draws_the_opponents_the_learner_loses_to_most() -> None:
     # PFSP reads recent games: once the learner beats minimax for a window of games, it is rarely drawn.
     short = TrainingLeague(["random", "minimax"], pfsp="hard", window=10)
     short.record({"minimax": ["loss"] * 50 + ["win"] * 10, "random": ["loss"] * 2})
-    assert short.tally["minimax"] == [10, 0, 50] and short.win_rate("minimax") > 0.9
+    assert short.tally["minimax"].as_list() == [10, 0, 50] and short.win_rate("minimax") > 0.9
     assert short.weights()["minimax"] < 0.05
 
 

@@ -8,8 +8,8 @@
   scripted players read (``unwrapped.game``). A player that raises or returns something other than
   text makes an invalid move (the env's rule: a second invalid move in the same turn loses); the
   error is logged in the record and never crashes the game.
-* :class:`Elo` keeps ratings and updates them from game scores (the arithmetic, and PFSP's
-  :func:`pfsp_weights`, live in :mod:`agentrl.core.elo` and :mod:`agentrl.core.pfsp`).
+* :class:`Elo` keeps ratings and updates them from game scores (the arithmetic, PFSP's
+  :func:`pfsp_weights` and the head-to-head tallies live in :mod:`agentrl.league`, shared with the trainer).
 * :class:`League` is a pool of named players (factories, or frozen snapshots of a learner taken
   during training), with round-robin play, a results table with confidence intervals and opponent
   sampling, uniform or prioritized fictitious self-play (PFSP, as in AlphaStar: Vinyals et al.,
@@ -40,8 +40,6 @@ import numpy as np
 
 from agentrl.bench.stats import Interval, wilson_interval
 from agentrl.core.agent import Agent
-from agentrl.core.elo import EloTable
-from agentrl.core.pfsp import pfsp_weights
 from agentrl.envs.multiagent.opponents import (
     BEST_OPPONENTS,
     PLAYERS,
@@ -52,6 +50,9 @@ from agentrl.envs.multiagent.opponents import (
     make_player,
     seed_player,
 )
+from agentrl.league.elo import SCORES, EloTable
+from agentrl.league.pfsp import draw_weighted, pfsp_weights
+from agentrl.league.tally import Tally
 
 __all__ = [
     "BEST_OPPONENTS",
@@ -214,7 +215,7 @@ def play_game(
 class Elo(EloTable):
     """Elo ratings: ``expected(a, b)`` and ``update(a, b, score_a)`` (1 win, 0.5 draw, 0 loss).
 
-    The arithmetic is :class:`agentrl.core.elo.EloTable`'s (shared with the trainer's league);
+    The arithmetic is :class:`agentrl.league.elo.EloTable`'s (shared with the trainer's league);
     this is its benchmark face, with no fixed players.
 
     Args:
@@ -246,25 +247,6 @@ class _Entry:
         return self.player
 
 
-@dataclass
-class _Tally:
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
-
-    def add(self, result: str) -> None:
-        if result == "win":
-            self.wins += 1
-        elif result == "loss":
-            self.losses += 1
-        else:
-            self.draws += 1
-
-
 class League:
     """A pool of named players with Elo ratings and head-to-head results.
 
@@ -289,7 +271,7 @@ class League:
     def __init__(self, *, k: float = 16.0, initial_elo: float = 1000.0) -> None:
         self.elo = Elo(k=k, initial=initial_elo)
         self.entries: dict[str, _Entry] = {}
-        self.pairs: dict[tuple[str, str], _Tally] = {}
+        self.pairs: dict[tuple[str, str], Tally] = {}
         self.records: list[GameRecord] = []
 
     # -- membership ----------------------------------------------------------------------------
@@ -342,9 +324,9 @@ class League:
         flip = {"win": "loss", "loss": "win", "draw": "draw"}
         if result_a not in flip:
             raise ValueError(f"result must be win, draw or loss, got {result_a!r}")
-        self.pairs.setdefault((a, b), _Tally()).add(result_a)
-        self.pairs.setdefault((b, a), _Tally()).add(flip[result_a])
-        self.elo.update(a, b, {"win": 1.0, "draw": 0.5, "loss": 0.0}[result_a])
+        self.pairs.setdefault((a, b), Tally()).add(result_a)
+        self.pairs.setdefault((b, a), Tally()).add(flip[result_a])
+        self.elo.update(a, b, SCORES[result_a])
 
     def add_record(self, record: GameRecord) -> None:
         """Count a two-player :class:`GameRecord` whose seat names are league names."""
@@ -354,14 +336,12 @@ class League:
 
     def head_to_head(self, a: str, b: str) -> tuple[int, int, int]:
         """``(wins, draws, losses)`` of ``a`` against ``b``."""
-        tally = self.pairs.get((a, b), _Tally())
+        tally = self.pairs.get((a, b), Tally())
         return tally.wins, tally.draws, tally.losses
 
     def win_rate(self, a: str, b: str, *, prior: float = 0.5, prior_games: float = 1.0) -> float:
         """``a``'s score against ``b`` (draws count half), shrunk toward ``prior`` by ``prior_games`` games."""
-        wins, draws, losses = self.head_to_head(a, b)
-        games = wins + draws + losses
-        return (wins + 0.5 * draws + prior * prior_games) / (games + prior_games)
+        return self.pairs.get((a, b), Tally()).win_rate(prior=prior, prior_games=prior_games)
 
     # -- sampling --------------------------------------------------------------------------------
     def sample_opponent(
@@ -390,7 +370,7 @@ class League:
             weights = pfsp_weights(rates, weighting=weighting, power=power)
         else:
             raise ValueError(f"strategy must be 'uniform' or 'prioritized', got {strategy!r}")
-        return candidates[int(rng.choice(len(candidates), p=np.asarray(weights) / np.sum(weights)))]
+        return draw_weighted(dict(zip(candidates, weights, strict=True)), rng)
 
     # -- play ------------------------------------------------------------------------------------
     def play_match(
@@ -444,12 +424,10 @@ class League:
         """
         rows = []
         for name in self.entries:
-            tally = _Tally()
+            tally = Tally()
             for (a, _b), t in self.pairs.items():
                 if a == name:
-                    tally.wins += t.wins
-                    tally.draws += t.draws
-                    tally.losses += t.losses
+                    tally.merge(t)
             n = tally.games
             rows.append(
                 {

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentrl.core.aggregates import aggregate_for, registered_aggregates
+
 __all__ = [
     "GroupStats",
     "Interval",
@@ -321,7 +323,8 @@ class GroupStats:
     pass_at: dict[int, float] = field(default_factory=dict)
     rewards: list[float] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    healthbench: Any = None  # HealthBenchAggregate over the episodes' unclipped scores, where they carry one
+    aggregates: dict[str, Any] = field(default_factory=dict)
+    """component -> its domain's aggregate over the episodes (:mod:`agentrl.core.aggregates`), where they report it"""
 
     @property
     def group_id(self) -> str:
@@ -376,23 +379,23 @@ def summarize(records: Sequence[Mapping[str, Any]], confidence: float = 0.95) ->
             mean_turns=math.fsum(float(r.get("turns", 0) or 0) for r in members) / n,
             mean_tokens=math.fsum(float(r.get("tokens", 0) or 0) for r in members) / n,
             mean_wall_s=math.fsum(float(r.get("wall_s", 0) or 0) for r in members) / n,
-            k=k, pass_at=pass_at, rewards=rewards, records=list(members), healthbench=_healthbench(members),
+            k=k, pass_at=pass_at, rewards=rewards, records=list(members), aggregates=_aggregates(members),
         ))
     return out
 
 
-def _healthbench(members: Sequence[Mapping[str, Any]]) -> Any:
-    """HealthBench's overall score (the clipped mean of unclipped per-example scores), or ``None``."""
-    scores = [
-        (r.get("reward_components") or {}).get("healthbench_score")
-        for r in members
-        if isinstance(r.get("reward_components"), dict) and "healthbench_score" in r["reward_components"]
-    ]
-    if not scores:
-        return None
-    from agentrl.envs.consult.rubric import healthbench_aggregate
-
-    return healthbench_aggregate(scores)
+def _aggregates(members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each registered domain aggregate over the episodes that report its component (HealthBench's score...)."""
+    out: dict[str, Any] = {}
+    for aggregate in registered_aggregates():
+        values = [
+            r["reward_components"][aggregate.component]
+            for r in members
+            if isinstance(r.get("reward_components"), dict) and aggregate.component in r["reward_components"]
+        ]
+        if values:
+            out[aggregate.component] = aggregate.load()(values)
+    return out
 
 
 def _fmt(value: float, digits: int = 3) -> str:
@@ -424,10 +427,13 @@ def format_summary(groups: Sequence[GroupStats]) -> str:
 
     lines = [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
     for g in groups:
-        hb = g.healthbench
-        if hb is not None and hb.n_samples:
-            lines.append(
-                f"HealthBench score, {g.env} | {g.agent}: {hb.score:.3f} [{hb.ci_low:.3f}, {hb.ci_high:.3f}] "
-                f"(clipped mean of {hb.n_samples} unclipped episode scores; bootstrap std {hb.bootstrap_std:.3f})"
-            )
+        for component, result in g.aggregates.items():
+            registered = aggregate_for(component)
+            label = registered.label if registered is not None else component
+            if hasattr(result, "score") and getattr(result, "n_samples", 1):
+                note = f" ({result.describe()})" if hasattr(result, "describe") else ""
+                interval = f"[{result.ci_low:.3f}, {result.ci_high:.3f}]"
+                lines.append(f"{label}, {g.env} | {g.agent}: {result.score:.3f} {interval}{note}")
+            elif isinstance(result, (int, float)):
+                lines.append(f"{label}, {g.env} | {g.agent}: {_fmt(float(result))}")
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentrl.core.aggregates import aggregate_for
 from agentrl.core.dataset import DatasetCard, NoTaskDataset, TaskDataset, combine_sha256, sha256_file
 
 __all__ = [
@@ -166,17 +167,17 @@ def _value(record: Mapping[str, Any], score_from: str) -> float | None:
         return 1.0 if record.get("success") else 0.0
     if score_from == "reward":
         return float(record.get("reward", 0.0) or 0.0)
-    components = record.get("reward_components")
-    value = components.get("healthbench_score") if isinstance(components, Mapping) else None
+    components = record.get("reward_components")  # score_from names a reward component (healthbench_score...)
+    value = components.get(score_from) if isinstance(components, Mapping) else None
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 def _aggregate(values: Sequence[float | None], score_from: str) -> float | None:
     """The metric over episodes' values; ``None`` when there is none (JSON has no NaN)."""
-    if score_from == "healthbench_score":
-        from agentrl.envs.consult.rubric import healthbench_aggregate
-
-        score = healthbench_aggregate(values).score
+    registered = aggregate_for(score_from)
+    if registered is not None:  # the domain's own aggregate (HealthBench: the clipped mean)
+        result = registered.load()(values)
+        score = float(getattr(result, "score", result))
     else:
         kept = [v for v in values if v is not None]
         score = math.fsum(kept) / len(kept) if kept else math.nan

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentrl.core.aggregates import EpisodeAggregate, register_aggregate
 from agentrl.core.registry import register_domain
 
 register_domain(
@@ -28,6 +29,11 @@ register_domain(
     description="Doctor-patient consultation (research use only): question a simulated patient, order tests, "
     "conclude with DIAGNOSIS/PLAN; HealthBench-style rubric reward.",
     tags=("text", "medical", "dialogue"),
+)
+# HealthBench's overall score is the clipped mean of the unclipped per-example scores (with simple-evals'
+# bootstrap interval), not the mean reward: the bench reads it from here.
+register_aggregate(
+    EpisodeAggregate("healthbench_score", "HealthBench score", "agentrl.envs.consult.rubric:healthbench_aggregate")
 )
 register_domain(
     "OSWorld",

@@ -3,7 +3,7 @@
 :class:`TrainingLeague` rates the learner by Elo against the players it meets (built-in players
 such as ``random`` or ``minimax``, and frozen snapshots of itself) and, for seats played by
 ``league``, picks each step's opponent by prioritized fictitious self-play
-(:func:`agentrl.core.pfsp.pfsp_weights`: ``hard`` weights an opponent by ``(1 - p)^2``, ``p`` the
+(:func:`agentrl.league.pfsp.pfsp_weights`: ``hard`` weights an opponent by ``(1 - p)^2``, ``p`` the
 learner's win rate against it, as AlphaStar does; ``even`` by ``p (1 - p)``; ``uniform``).
 
 The scale is anchored: the first built-in player (``random`` by default) is fixed at 1000, so the
@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.core.elo import EloTable
-from agentrl.core.pfsp import PFSP_WEIGHTINGS, pfsp_weights
+from agentrl.league.elo import EloTable
+from agentrl.league.pfsp import PFSP_WEIGHTINGS, draw_weighted, pfsp_weights
+from agentrl.league.tally import RESULTS, Tally, shrunk_win_rate
 
 __all__ = ["LEAGUE", "LEARNER_NAME", "TrainingLeague", "game_results"]
 
@@ -78,8 +79,8 @@ class TrainingLeague:
         self.elo.set(LEARNER_NAME, _ANCHOR_RATING)
         #: snapshot name -> its weights (CPU tensors), oldest first.
         self.snapshots: dict[str, Any] = {}
-        #: opponent -> [wins, draws, losses] of the learner against it, over the whole run.
-        self.tally: dict[str, list[int]] = {}
+        #: opponent -> the learner's wins, draws and losses against it, over the whole run.
+        self.tally: dict[str, Tally] = {}
         #: opponent -> the learner's latest ``window`` results against it (what PFSP reads).
         self.recent: dict[str, list[str]] = {}
         self.window = max(1, int(window))
@@ -117,7 +118,7 @@ class TrainingLeague:
     def win_rate(self, opponent: str) -> float:
         """The learner's recent win rate (draws count half) against ``opponent``, shrunk toward 0.5 by one game."""
         recent = self.recent.get(opponent, [])
-        return (recent.count("win") + 0.5 * recent.count("draw") + 0.5) / (len(recent) + 1)
+        return shrunk_win_rate(recent.count("win"), recent.count("draw"), len(recent))
 
     def weights(self) -> dict[str, float]:
         """PFSP sampling probabilities of the league's opponents."""
@@ -129,9 +130,7 @@ class TrainingLeague:
         weights = self.weights()
         if not weights:
             raise ValueError("the league has no opponent: name built-in players (--league-players) or snapshot it")
-        names = list(weights)
-        p = np.asarray([weights[n] for n in names], dtype=float)
-        return names[int(rng.choice(len(names), p=p / p.sum()))]
+        return draw_weighted(weights, rng)
 
     def record(self, results: Mapping[str, Sequence[str]]) -> dict[str, float]:
         """Count the learner's games (``opponent -> ["win" | "draw" | "loss", ...]``), update Elo; the step's metrics.
@@ -142,11 +141,13 @@ class TrainingLeague:
         metrics: dict[str, float] = {}
         games = 0
         for opponent, outcomes in results.items():
-            tally = self.tally.setdefault(opponent, [0, 0, 0])
+            tally = self.tally.setdefault(opponent, Tally())
             recent = self.recent.setdefault(opponent, [])
             for result in outcomes:
+                if result not in RESULTS:
+                    raise ValueError(f"a game result is one of {', '.join(RESULTS)}, got {result!r}")
                 self.elo.update(LEARNER_NAME, opponent, result)
-                tally[("win", "draw", "loss").index(result)] += 1
+                tally.add(result)
                 recent.append(result)
             del recent[: -self.window]
             if outcomes:
@@ -167,7 +168,7 @@ class TrainingLeague:
             "pfsp": self.pfsp,
             "elo": self.elo.state_dict(),
             "snapshots": dict(self.snapshots),
-            "tally": {n: list(t) for n, t in self.tally.items()},
+            "tally": {n: t.as_list() for n, t in self.tally.items()},
             "recent": {n: list(r) for n, r in self.recent.items()},
         }
 
@@ -175,7 +176,7 @@ class TrainingLeague:
         """Restore what :meth:`state_dict` returned."""
         self.elo.load_state_dict(state["elo"])
         self.snapshots = dict(state["snapshots"])
-        self.tally = {str(n): [int(x) for x in t] for n, t in state["tally"].items()}
+        self.tally = {str(n): Tally.from_list(t) for n, t in state["tally"].items()}
         self.recent = {str(n): [str(x) for x in r] for n, r in state.get("recent", {}).items()}
 
 

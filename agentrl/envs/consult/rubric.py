@@ -454,6 +454,10 @@ class HealthBenchAggregate(NamedTuple):
     n_samples: int
     """examples averaged (``None`` scores are left out)."""
 
+    def describe(self) -> str:
+        """The note a report prints beside the score."""
+        return f"clipped mean of {self.n_samples} unclipped episode scores; bootstrap std {self.bootstrap_std:.3f}"
+
 
 def healthbench_aggregate(scores: Sequence[float | None], *, n_bootstrap: int = 1000, confidence: float = 0.95,
                           seed: int = 0) -> HealthBenchAggregate:

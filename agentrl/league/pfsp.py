@@ -15,9 +15,10 @@ trainer's league of snapshots.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["PFSP_WEIGHTINGS", "pfsp_weights"]
+__all__ = ["PFSP_WEIGHTINGS", "draw_weighted", "pfsp_weights"]
 
 #: The weightings: ``hard`` (1-x)^p, ``even`` x(1-x) (``variance`` is its AlphaStar name), ``uniform``.
 PFSP_WEIGHTINGS = ("hard", "even", "variance", "uniform")
@@ -50,3 +51,19 @@ def pfsp_weights(win_rates: Sequence[float], weighting: str = "hard", *, power: 
     if total <= 0.0:
         return [1.0 / len(raw)] * len(raw) if raw else []
     return [w / total for w in raw]
+
+
+def draw_weighted(weights: Mapping[str, float], rng: Any) -> str:
+    """One name drawn with probability proportional to its weight (``rng``: a NumPy ``Generator``).
+
+    >>> import numpy as np
+    >>> draw_weighted({"a": 0.0, "b": 1.0}, np.random.default_rng(0))
+    'b'
+    """
+    if not weights:
+        raise ValueError("no opponent to draw from")
+    names = list(weights)
+    total = math.fsum(weights.values())
+    if total <= 0.0:
+        raise ValueError(f"the weights of {names} add up to {total}; at least one must be positive")
+    return names[int(rng.choice(len(names), p=[weights[n] / total for n in names]))]
