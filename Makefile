@@ -55,7 +55,7 @@ demo: setup
 	@echo "(difficulty=0: single-digit maths, a one-table SELECT). Measured over 30 episodes: TIRMath 30% [17%, 48%],"
 	@echo "SQL 0% [0%, 11%] (the model adds WHERE filters the question never asked for)."
 	$(PY) -m agentrl.cli train grpo --env AgentRL/Letter-v0 --model tiny --output-dir $(DEMO_OUT)/grpo \
-	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3 --resume true
+	  --max-steps 30 --group-size 8 --prompts-per-step 4 --max-tokens 8 --learning-rate 1e-3 --resume true
 	HF_HUB_OFFLINE=1 $(PY) benchmarks/learn_smollm2.py --quick --out $(DEMO_OUT)/learn_smollm2
 	@$(PY) -c 'import sys; from agentrl.bench.report import directory_notes; print(*directory_notes(sys.argv[1]), sep="\n")' $(DEMO_OUT)
 	@echo "report: $(abspath $(DEMO_OUT))/report.html"

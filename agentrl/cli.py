@@ -424,7 +424,7 @@ def _add_backend_options(group: Any) -> None:
     group.add_argument("--model", help="model name (openai backend)")
     group.add_argument("--base-url", help="server URL, like http://127.0.0.1:8000/v1 (openai backend)")
     group.add_argument("--temperature", type=float, help="sampling temperature")
-    group.add_argument("--max-tokens", type=int, help="most tokens per turn")
+    group.add_argument("--max-tokens", "--max-new-tokens", dest="max_tokens", type=int, help="most tokens per turn")
     group.add_argument(
         "--agent-option",
         action="append",

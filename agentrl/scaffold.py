@@ -1,6 +1,6 @@
 r"""``agentrl new-domain NAME``: write the skeleton of a new text domain, one file per job.
 
-Every text domain has the same files with the same jobs (DESIGN.md, "One domain, one template"; the
+Every text domain has the same files with the same jobs (docs/design/layers.md, "One domain, one template"; the
 built-in ``agentrl/envs/tirmath`` and ``agentrl/envs/sql`` follow it):
 
 * ``__init__.py``: registers the id (``register_domain``), so that importing the package makes ``gym.make`` find it;

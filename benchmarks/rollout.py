@@ -4,7 +4,7 @@ The workload has stragglers by construction: :class:`~agentrl.rollout.workloads.
 episodes last 1-8 turns (drawn per episode) and every tool call takes 10-500 ms (drawn per call);
 by default half of the envs make that call as a real sandboxed Python execution, the other half
 sleep. The policy is a tiny local chat model (random weights, built on the spot) sampling
-``--max-new-tokens`` tokens per turn through :class:`TransformersBackend`'s dynamic batching.
+``--max-tokens`` tokens per turn through :class:`TransformersBackend`'s dynamic batching.
 
 1. The same ``--trajectories`` requests (same seeds, so the same episode lengths and latencies)
    are collected with ``--num-envs`` envs in ``lockstep`` mode (all envs generate, then all step;
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", default="1,4,16,64", help="comma-separated env counts ('' to skip)")
     parser.add_argument("--sweep-trajectories", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--max-new-tokens", type=int, default=16)
+    parser.add_argument("--max-tokens", "--max-new-tokens", dest="max_new_tokens", type=int, default=16)
     parser.add_argument("--min-latency", type=float, default=0.01)
     parser.add_argument("--max-latency", type=float, default=0.5)
     parser.add_argument("--min-turns", type=int, default=1)

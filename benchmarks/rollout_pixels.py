@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trajectories", type=int, default=32)
     parser.add_argument("--num-envs", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--max-new-tokens", type=int, default=8)
+    parser.add_argument("--max-tokens", "--max-new-tokens", dest="max_new_tokens", type=int, default=8)
     parser.add_argument("--size", type=int, default=224, help="the screenshots' side in pixels")
     parser.add_argument("--python-every", type=int, default=2, help="every n-th env uses sandboxed Python (0: none)")
     parser.add_argument("--keep", default="1,3,8", help="max_images settings for the memory figures ('' to skip)")

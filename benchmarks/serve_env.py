@@ -184,13 +184,25 @@ def run(env_id: str, kwargs: dict[str, Any], action: Any, session_counts: list[i
             break
     return {
         "env_id": env_id,
-        "make_kwargs": kwargs,
+        "make_kwargs": {k: _relative(v) for k, v in kwargs.items()},
         "in_process_median_ms": round(local_ms, 3),
         "steps_per_session": steps,
         "rows": rows,
         "saturates_at_sessions": saturation,
         "cores": os.cpu_count(),
     }
+
+
+def _relative(value: object) -> object:
+    """A path inside the repository as the repository names it (results must not carry this machine's paths).
+
+    >>> _relative(str(ROOT / "tests" / "x")), _relative(5)
+    ('tests/x', 5)
+    """
+    if isinstance(value, str) and Path(value).is_absolute():
+        with contextlib.suppress(ValueError):
+            return Path(value).relative_to(ROOT).as_posix()
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ The example prints the reward of each step as a text curve::
 The same from the command line (plus ``curves.png``, TensorBoard and checkpoints in the run folder)::
 
     agentrl train grpo --env AgentRL/Letter-v0 --model tiny --max-steps 30 --group-size 8 \
-        --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3
+        --prompts-per-step 4 --max-tokens 8 --learning-rate 1e-3
 """
 
 from __future__ import annotations

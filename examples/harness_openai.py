@@ -7,7 +7,7 @@ the endpoint records the exact tokens of every call, and the trainer builds the 
     python examples/harness_openai.py --quick     # 2 GRPO steps on AgentRL/Letter-v0 with a tiny model (CI)
     python examples/harness_openai.py             # 30 steps: the reward rises as with the built-in loop
     agentrl train grpo --env AgentRL/Letter-v0 --model tiny --harness examples.harness_openai:run_episode \\
-        --max-steps 30 --group-size 8 --prompts-per-step 4 --max-new-tokens 8 --learning-rate 1e-3
+        --max-steps 30 --group-size 8 --prompts-per-step 4 --max-tokens 8 --learning-rate 1e-3
 
 The same function benchmarks without training: ``agentrl bench --env AgentRL/Letter-v0 --harness
 examples.harness_openai:run_episode``.

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
     parser.add_argument("--model", default="tiny", help="a model folder, or 'tiny' for a tiny random one")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--max-turns", type=int, default=3)
-    parser.add_argument("--max-new-tokens", type=int, default=128)
+    parser.add_argument("--max-tokens", "--max-new-tokens", dest="max_new_tokens", type=int, default=128)
     parser.add_argument("--num-generations", type=int, default=4)
     parser.add_argument("--output-dir", help="the run folder (default: a temporary one)")
     parser.add_argument("--quick", action="store_true", help="tiny model, 2 steps, short turns (for CI)")

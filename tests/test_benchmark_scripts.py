@@ -40,3 +40,13 @@ def test_the_wheel_holds_only_the_package_and_the_committed_figures_are_found() 
 
     assert learn_smollm2.COMMITTED == ROOT / "benchmarks" / "results" / "learn_smollm2.json"
     assert learn_smollm2.COMMITTED.exists() and (ROOT / "benchmarks" / "results" / "learn_smollm2.png").exists()
+
+
+def test_recorded_results_carry_no_path_of_the_machine_they_ran_on() -> None:
+    """A result names files as the repository does (``tests/osworld/...``), never ``/home/...`` or a checkout."""
+    import re
+
+    machine_path = re.compile(r'"(/(?:work|root|home|tmp|Users)/[^"]*)"')
+    for path in sorted((ROOT / "benchmarks" / "results").glob("*.json")):
+        found = machine_path.findall(path.read_text())
+        assert not found, f"{path.name} records machine paths: {found[:3]}"

@@ -75,3 +75,15 @@ def test_train_options_are_the_args_fields_with_their_help(capsys, monkeypatch):
             if spec.name not in ("env_fn", "env_kwargs"):  # API only / --env-kwarg KEY=VALUE
                 option = "--" + spec.name.replace("_", "-")
                 assert f"{option} " in out and f"{text} (default: {spec.default})" in out, option
+
+
+def test_one_name_for_the_token_budget_everywhere():
+    """``--max-tokens`` in bench, league and train; ``--max-new-tokens`` is its alias in all three."""
+    from agentrl.cli import build_parser
+
+    parser = build_parser()
+    for budget in ("--max-tokens", "--max-new-tokens"):
+        train = parser.parse_args(["train", "grpo", "--env", "AgentRL/Letter-v0", budget, "7"])
+        bench = parser.parse_args(["bench", "--env", "AgentRL/Letter-v0", budget, "7"])
+        league = parser.parse_args(["league", "--env", "tictactoe_v0", budget, "7"])
+        assert (train.max_new_tokens, bench.max_tokens, league.max_tokens) == (7, 7, 7), budget

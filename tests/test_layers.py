@@ -1,6 +1,6 @@
 """The layers contract: a module of ``agentrl`` imports only from its own layer or below; no import cycles.
 
-Layers, bottom to top (DESIGN.md, "Layers")::
+Layers, bottom to top (docs/design/layers.md, which a test here holds to this list)::
 
     core < sandboxes < llm (agentrl.llm) < envs < wrappers = agents < rollout < league < train
          < bench < face (cli, integrations, testing, demo)
@@ -245,7 +245,7 @@ def test_the_checker_reads_the_whole_package(report):
 
 def test_every_module_has_a_layer(report):
     assert not report.unmapped, (
-        "modules in no layer (add their top-level package to LAYERS here and in DESIGN.md):\n"
+        "modules in no layer (add their top-level package to LAYERS here and in docs/design/layers.md):\n"
         + "\n".join(report.unmapped)
     )
 
@@ -435,3 +435,18 @@ def test_relative_imports_resolve_like_python():
     assert _resolve_relative("agentrl.envs.sql", True, 1, "env") == "agentrl.envs.sql.env"
     assert _resolve_relative("agentrl.envs.sql.env", False, 3, "core") == "agentrl.core"
     assert _resolve_relative("agentrl.envs.sql", True, 2, None) == "agentrl.envs"
+
+
+def test_the_layers_page_lists_every_layer_and_every_package():
+    """docs/design/layers.md's layer line is LAYERS, and its layout names every top-level package of agentrl."""
+    page = (ROOT / "docs" / "design" / "layers.md").read_text()
+    line = next(row for row in page.splitlines() if row.startswith("core <"))
+    ranks = [part.strip() for part in line.split("<")]
+    named = [tuple(name.strip() for name in rank.replace("=", ",").split(",")) for rank in ranks]
+    assert [names for names in named[:-1]] == list(LAYERS[:-1]), line  # the face is named by its modules
+    assert set(named[-1]) >= {"cli", "integrations", "testing", "demo"}, line
+    packages = sorted(
+        path.name for path in (ROOT / PACKAGE).iterdir() if path.is_dir() and (path / "__init__.py").exists()
+    )
+    missing = [name for name in packages if f"agentrl/{name}/" not in page]
+    assert not missing, f"docs/design/layers.md does not place these packages: {missing}"

@@ -49,6 +49,11 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+OPTION_NAMES = {"max_new_tokens": ("--max-tokens", "--max-new-tokens")}
+"""Fields whose command-line name differs from the field's: the name ``agentrl bench`` and ``league`` use for the
+same budget comes first, the field's own name stays as an alias."""
+
+
 def add_train_parser(commands: Any) -> None:
     """Add ``train grpo`` and ``train ppo`` to the ``agentrl`` command's subparsers."""
     train = commands.add_parser("train", help="train an LLM policy on an env with GRPO or PPO")
@@ -64,7 +69,7 @@ def add_train_parser(commands: Any) -> None:
         for spec in dataclasses.fields(cls):
             if spec.name == "env_fn":
                 continue  # a Python callable: API only
-            option = "--" + spec.name.replace("_", "-")
+            options = OPTION_NAMES.get(spec.name, ("--" + spec.name.replace("_", "-"),))
             help_text = field_help(cls, spec.name)
             if spec.name == "env_kwargs":
                 parser.add_argument(
@@ -79,7 +84,8 @@ def add_train_parser(commands: Any) -> None:
             kind, optional = _base_type(hints[spec.name])
             if kind is bool:
                 parser.add_argument(
-                    option,
+                    *options,
+                    dest=spec.name,
                     type=_parse_optional(_bool) if optional else _bool,
                     default=default,
                     metavar="BOOL",
@@ -87,7 +93,9 @@ def add_train_parser(commands: Any) -> None:
                 )
             else:
                 converter = _parse_optional(kind) if optional else kind
-                parser.add_argument(option, type=converter, default=default, help=f"{help_text} (default: {default})")
+                parser.add_argument(
+                    *options, dest=spec.name, type=converter, default=default, help=f"{help_text} (default: {default})"
+                )
         parser.set_defaults(run=run_train)
 
 

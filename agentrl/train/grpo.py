@@ -12,7 +12,7 @@ TensorBoard and a plot; checkpoints resume exactly.
 
 Run it: ``agentrl train grpo --env AgentRL/TIRMath-v0 --model PATH --max-steps 100``.
 Real run (one GPU): ``agentrl train grpo --env AgentRL/TIRMath-v0 --model smollm2 --device cuda
---dtype bfloat16 --group-size 8 --prompts-per-step 16 --max-new-tokens 384 --learning-rate 1e-6
+--dtype bfloat16 --group-size 8 --prompts-per-step 16 --max-tokens 384 --learning-rate 1e-6
 --loss-type dapo --max-steps 300`` (see the README for what to expect).
 
 Example:
