@@ -15,6 +15,7 @@ import pytest
 import agentrl
 from agentrl.core.errors import AgentRLError
 from agentrl.envs.consult.cases import build_case_bank
+from agentrl.envs.consult.catalog import CATALOG_FILE, LAY_TERMS, TESTS, TOPICS, Topic, load_catalog
 from agentrl.envs.consult.conditions import CONDITIONS, ConditionError
 from agentrl.envs.consult.conditions.loader import (
     DATA_DIR,
@@ -25,6 +26,7 @@ from agentrl.envs.consult.conditions.loader import (
     load_condition_file,
     load_conditions,
 )
+from agentrl.envs.consult.records import DataError, from_record, to_record
 
 #: the bank as it was when the templates were Python literals (issue 31): 2 + 20 + 20 conditions
 COUNTS = {"core.json": 2, "medicine.json": 20, "surgery_neuro.json": 20}
@@ -57,6 +59,49 @@ def test_the_data_files_ship_in_the_wheel() -> None:
     patterns = pyproject["tool"]["setuptools"]["package-data"]["agentrl"]
     shipped = {path for pattern in patterns for path in root.glob(pattern)}
     assert {DATA_DIR / name for name in DATA_FILES} <= shipped
+    assert CATALOG_FILE in shipped
+
+
+# -- the catalogue: data/catalog.json, checked by the same record code -------------------------------------------------
+def _catalog(tmp_path: Path, change: Any) -> Path:
+    document = json.loads(CATALOG_FILE.read_text(encoding="utf-8"))
+    change(document)
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_the_catalogue_round_trips_and_loads_whole(tmp_path: Path) -> None:
+    topics, tests, lay = load_catalog(_catalog(tmp_path, lambda document: None))
+    assert (topics, tests, lay) == (TOPICS, TESTS, LAY_TERMS)
+    assert all(from_record(Topic, to_record(t), source="x", what="topic", fix="") == t for t in TOPICS.values())
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda d: d["topics"][3].pop("denial"), r"topic 'location' \(entry 3\):\n  - required field 'denial'"),
+        (lambda d: d["topics"][0].update(category="mood"), r"topic 'chief_complaint': category 'mood' is not one of"),
+        (lambda d: d["topics"][1].update(keywords="when did ("), r"topic 'onset': its keywords are not a regular"),
+        (lambda d: d["tests"].append(dict(d["tests"][0])), r"test 'vital_signs' is defined twice"),
+        (lambda d: d["tests"][2].update(invasive="yes"), r"field 'invasive': at invasive, expected a boolean"),
+        (lambda d: d["tests"][2].update(kind="xray"), r"kind 'xray' is not one of"),
+        (lambda d: d.update(extra=1), r"the top level has"),
+        (lambda d: d["lay_terms"].update(oedema=3), r"lay_terms\['oedema'\], expected a string"),
+    ],
+    ids=["missing-field", "unknown-category", "bad-regex", "repeated-key", "bool-field", "unknown-kind", "top-level",
+         "lay-term"],
+)
+def test_a_malformed_catalogue_names_the_entry_and_the_fix(tmp_path: Path, change: Any, says: str) -> None:
+    path = _catalog(tmp_path, change)
+    with pytest.raises(DataError, match=says) as caught:
+        load_catalog(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_missing_catalogue_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"catalogue file .* is missing; restore it .*reinstall agentrl-gym"):
+        load_catalog(tmp_path / "nope.json")
 
 
 def _write(folder: Path, name: str, records: list[Any]) -> Path:

@@ -24,15 +24,12 @@ agentrl.envs.consult.conditions.loader.ConditionDataError: x.json: condition 'k'
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any
 
-from agentrl.core.choices import did_you_mean
 from agentrl.envs.consult.conditions.schema import Condition, ConditionError, validate_condition
+from agentrl.envs.consult.records import DataError, from_record, read_document, repeated_keys, to_record
 
 __all__ = [
     "DATA_DIR",
@@ -50,98 +47,10 @@ DATA_DIR = Path(__file__).with_name("data")
 DATA_FILES = ("core.json", "medicine.json", "surgery_neuro.json")
 
 _FIX = "fix the file (the fields are those of agentrl.envs.consult.conditions.schema.Condition)"
-_FIELDS = {f.name: f for f in dataclasses.fields(Condition)}
-_TYPES: dict[str, Any] = get_type_hints(Condition)
-_REQUIRED = tuple(
-    name for name, f in _FIELDS.items() if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-)
 
 
-class ConditionDataError(ConditionError):
+class ConditionDataError(ConditionError, DataError):
     """A condition data file that is missing or malformed; the message names the file, condition, field and fix."""
-
-
-class _Object(dict[str, Any]):
-    """A JSON object that remembers the keys it repeated (``json`` would silently keep the last)."""
-
-    repeated: tuple[str, ...] = ()
-
-
-def _object(pairs: list[tuple[str, Any]]) -> _Object:
-    result = _Object(pairs)
-    if len(result) < len(pairs):
-        result.repeated = tuple(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
-    return result
-
-
-class _Mismatch(ConditionDataError):
-    """A JSON value that does not have the type of its field; the message says where and what."""
-
-
-def _mismatch(where: str, expected: str, value: object) -> _Mismatch:
-    return _Mismatch(f"at {where}, expected {expected}, got {_kind(value)}")
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        text = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string {text!r}"
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    return "an object"
-
-
-def _expected(tp: Any, plural: bool = False) -> str:
-    """``tuple[str, ...]`` -> ``"a list of strings"``: the JSON shape a type is written as."""
-    origin, args = get_origin(tp), get_args(tp)
-    if tp is str:
-        return "strings" if plural else "a string"
-    if tp is int:
-        return "integers" if plural else "an integer"
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return ("lists" if plural else "a list") + f" of {_expected(args[0], plural=True)}"
-    if origin is tuple and len(set(args)) == 1:
-        return ("lists" if plural else "a list") + f" of {len(args)} {_expected(args[0], plural=True)}"
-    if origin is Mapping:
-        return ("objects" if plural else "an object") + f" of {_expected(args[1], plural=True)}"
-    raise TypeError(f"the condition loader has no JSON form for {tp!r}; teach loader._expected and loader._convert")
-
-
-def _convert(value: Any, tp: Any, where: str) -> Any:
-    """``value`` read from JSON as type ``tp`` (lists become tuples); raises :class:`_Mismatch`."""
-    origin, args = get_origin(tp), get_args(tp)
-    if tp is str:
-        if not isinstance(value, str):
-            raise _mismatch(where, "a string", value)
-        return value
-    if tp is int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise _mismatch(where, "an integer", value)
-        return value
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise _mismatch(where, _expected(tp), value)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(item, args[0], f"{where}[{i}]") for i, item in enumerate(value))
-        if len(value) != len(args):
-            raise _mismatch(where, _expected(tp), value)
-        return tuple(
-            _convert(item, arg, f"{where}[{i}]") for i, (item, arg) in enumerate(zip(value, args, strict=True))
-        )
-    if origin is Mapping:
-        if not isinstance(value, dict):
-            raise _mismatch(where, _expected(tp), value)
-        repeated = getattr(value, "repeated", ())
-        if repeated:
-            raise _Mismatch(f"at {where}, the key {repeated[0]!r} appears twice")
-        return {key: _convert(item, args[1], f"{where}[{key!r}]") for key, item in value.items()}
-    raise TypeError(f"the condition loader has no JSON form for {tp!r}; teach loader._expected and loader._convert")
 
 
 def condition_from_record(record: object, *, source: str = "<record>", index: int = 0) -> Condition:
@@ -150,23 +59,10 @@ def condition_from_record(record: object, *, source: str = "<record>", index: in
     Raises :class:`ConditionDataError` listing every missing, unknown, repeated or mistyped field,
     each named with ``source`` (the file) and the condition.
     """
-    key = record.get("key") if isinstance(record, dict) else None
-    label = f"condition {key!r} (entry {index})" if isinstance(key, str) else f"condition entry {index} (no 'key')"
-    if not isinstance(record, dict):
-        raise ConditionDataError(f"{source}: {label}: expected an object of fields, got {_kind(record)}; {_FIX}")
-    problems = [f"field {name!r} appears twice" for name in getattr(record, "repeated", ())]
-    problems += [f"required field {name!r} is missing" for name in _REQUIRED if name not in record]
-    problems += [f"unknown field {name!r}{did_you_mean(name, list(_FIELDS))}" for name in record if name not in _FIELDS]
-    values: dict[str, Any] = {}
-    for name, value in record.items():
-        if name in _FIELDS:
-            try:
-                values[name] = _convert(value, _TYPES[name], name)
-            except _Mismatch as exc:
-                problems.append(f"field {name!r}: {exc}")
-    if problems:
-        raise ConditionDataError(f"{source}: {label}:\n  - " + "\n  - ".join(problems) + f"\n  {_FIX}")
-    return Condition(**values)
+    try:
+        return from_record(Condition, record, source=source, what="condition", fix=_FIX, index=index)
+    except DataError as exc:
+        raise ConditionDataError(str(exc)) from None
 
 
 def condition_to_record(condition: Condition) -> dict[str, Any]:
@@ -178,21 +74,7 @@ def condition_to_record(condition: Condition) -> dict[str, Any]:
     >>> condition_from_record(condition_to_record(CONDITIONS["migraine"])) == CONDITIONS["migraine"]
     True
     """
-
-    def plain(value: object) -> object:
-        if isinstance(value, Mapping):
-            return {k: plain(v) for k, v in value.items()}
-        if isinstance(value, tuple):
-            return [plain(v) for v in value]
-        return value
-
-    record: dict[str, Any] = {}
-    for name, f in _FIELDS.items():
-        value = getattr(condition, name)
-        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        if name in _REQUIRED or value != default:
-            record[name] = plain(value)
-    return record
+    return to_record(condition)
 
 
 def load_condition_file(path: str | Path) -> tuple[Condition, ...]:
@@ -202,24 +84,17 @@ def load_condition_file(path: str | Path) -> tuple[Condition, ...]:
     schema or a condition that breaks a rule; the message names the file and the condition.
     """
     path = Path(path)
+    restore = (
+        f"restore it from the repository (git checkout -- {path}) or reinstall agentrl-gym (its wheel ships "
+        "agentrl/envs/consult/conditions/data/*.json as package data)"
+    )
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConditionDataError(
-            f"condition data file {path} is missing; restore it from the repository (git checkout -- {path}) "
-            "or reinstall agentrl-gym (its wheel ships agentrl/envs/consult/conditions/data/*.json as package data)"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConditionDataError(f"condition data file {path} cannot be read ({exc}); restore it") from exc
-    try:
-        document = json.loads(text, object_pairs_hook=_object)
-    except json.JSONDecodeError as exc:
-        raise ConditionDataError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); {_FIX}"
-        ) from None
+        document = read_document(path, restore=restore, fix=_FIX, what="condition data file")
+    except DataError as exc:
+        raise ConditionDataError(str(exc)) from None
     if not isinstance(document, dict) or not isinstance(document.get("conditions"), list):
         raise ConditionDataError(f'{path}: expected an object {{"description": ..., "conditions": [...]}}; {_FIX}')
-    extra = sorted(set(document) - {"description", "conditions"}) + list(getattr(document, "repeated", ()))
+    extra = sorted(set(document) - {"description", "conditions"}) + list(repeated_keys(document))
     if extra or not isinstance(document.get("description", ""), str):
         raise ConditionDataError(
             f'{path}: the top level takes "description" (a string) and "conditions" (a list), '
