@@ -163,16 +163,6 @@ def _argv(command: Any, shell: bool, home: str | None = None) -> list[str]:
     return argv
 
 
-def _tree(path: Path, depth: int = 0) -> dict[str, Any]:
-    if not path.is_dir() or path.is_symlink() or depth > 32:
-        return {"name": path.name, "type": "file"}
-    try:
-        entries = sorted(path.iterdir(), key=lambda p: p.name)
-    except OSError:
-        entries = []
-    return {"name": path.name, "type": "directory", "children": [_tree(p, depth + 1) for p in entries]}
-
-
 class DesktopServer:
     """The endpoints, transport aside; ``session`` is a :class:`DesktopSession`."""
 

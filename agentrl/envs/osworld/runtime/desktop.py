@@ -5,12 +5,27 @@
 display answers, starts ``xfwm4`` when it is installed and gives the session its own HOME directory.
 Every process the desktop runs for a task or an agent (apps, setup commands, ``/execute``, getters,
 pyautogui actions, and the session's D-Bus and AT-SPI daemons, whose bus activates services) runs in
-one sandbox, the session's :class:`~agentrl.envs.osworld.runtime.jail.Jail`: bubblewrap with its own PID
-namespace, no network, a read-only system and only HOME (and the bus folder) writable. Agent and
-scorer see the same processes and files; :meth:`DesktopSession.reset` kills every process of the
-sandbox but the daemons (a daemon that double-forked or called ``setsid`` included) and
-:meth:`DesktopSession.close` ends the sandbox's PID namespace. Only Xvfb and the window manager,
-started with fixed arguments, run outside it.
+one sandbox per episode, a :class:`~agentrl.envs.osworld.runtime.jail.Jail`: bubblewrap with its own PID,
+IPC and user namespaces, no network, a read-only system and only HOME, the bus folder and a private package
+database writable. Agent and scorer see the same processes and files. Only Xvfb and the window manager,
+started with fixed arguments (the WM with a HOME of its own), run outside it.
+
+Between episodes (:meth:`DesktopSession.reset`) nothing of one episode reaches the next or the host:
+
+* every process of the sandbox ends: its PID namespace is killed (the session bus, AT-SPI and whatever
+  they or the agent started, double-forked, ``setsid`` or in nested namespaces) and the reset goes on only
+  once they are all gone; its ``/tmp``, ``/run``, ``/dev`` and System V IPC go with the namespaces. The next
+  episode runs in a new sandbox, started ahead (with its pyautogui worker) during the last episode, with a
+  new session bus, AT-SPI and ``ctrl+alt+t`` daemon, started after the folders below are restored;
+* the host restores what the sandbox could write, HOME and the runtime folder (the bus socket and
+  ``XDG_RUNTIME_DIR``, emptied), never following a link left there
+  (:mod:`~agentrl.envs.osworld.runtime.safe_fs`: descriptors opened with ``O_NOFOLLOW``, new files renamed
+  into place), and the next sandbox gets a package database made ready while no sandbox could write it;
+* the session bus starts services only from the system's folders (:data:`BUS_SERVICE_DIRS`), never from a
+  service file the sandbox wrote under HOME or ``XDG_RUNTIME_DIR``;
+* X clients whose windows outlived their processes (close-down mode ``RetainPermanent``) are killed and
+  the root window gets its wallpaper back. The X server's other state (root-window properties, cut
+  buffers, the keyboard map) is not reset.
 
 * :meth:`DesktopSession.launch` runs an app bound to the display with HOME set, in the sandbox.
 * :meth:`DesktopSession.run` runs a command to completion there; :meth:`DesktopSession.read_file`,
@@ -22,9 +37,9 @@ started with fixed arguments, run outside it.
   :mod:`agentrl.envs.osworld.a11y`): each session runs its own D-Bus session bus and AT-SPI bus
   launcher, and :meth:`DesktopSession.env` points apps at them (``DBUS_SESSION_BUS_ADDRESS``,
   ``GTK_MODULES=gail:atk-bridge``).
-* :meth:`DesktopSession.reset` kills the launched apps and restores HOME; :meth:`DesktopSession.close`
-  kills everything and removes the lock and temp dirs. A forgotten session is cleaned up by a
-  ``weakref`` finalizer.
+* :meth:`DesktopSession.reset` starts the next episode as above; :meth:`DesktopSession.close` ends the
+  sandbox (and the one started ahead), the WM and Xvfb, and removes the lock and temp dirs. A forgotten
+  session is cleaned up by a ``weakref`` finalizer.
 * Each episode starts in OSWorld's VM's state (``vm_state``, :mod:`agentrl.envs.osworld.runtime.vm_state`): its
   GSettings defaults (``GSETTINGS_SCHEMA_DIR``), its wallpaper set and painted on the root window, a
   ``python3`` without lxml and a private package database in the sandbox; and the root window carries
@@ -48,7 +63,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +71,7 @@ from typing import Any
 import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
+from agentrl.envs.osworld.runtime import safe_fs
 from agentrl.envs.osworld.runtime.jail import Jail, JailProcess
 from agentrl.envs.osworld.runtime.settle import ANSWER_S, ProcessActivity, SettleResult
 from agentrl.envs.osworld.runtime.settle import settle as settle_screen
@@ -82,11 +98,66 @@ for _button, _flag in ((1, X.Button1Mask), (2, X.Button2Mask), (3, X.Button3Mask
         xtest.fake_input(_d, X.ButtonRelease, _button)
 _d.sync()
 """
+# Runs in the next episode's worker at reset, once every process of the last episode is gone: a client that set its
+# close-down mode to RetainPermanent keeps its windows on the screen after it exits. Every window whose client is
+# neither the window manager (__WM__: its check window, read when it started) nor this worker is such a leftover, and
+# KillClient on it destroys all its client made. The root gets its wallpaper back (__PIXMAP__, the desktop's).
+_CLEAN_DISPLAY = """\
+from Xlib import error as _error
+import pyautogui._pyautogui_x11 as _x11
+_d = _x11._display
+_mask = _d.display.info.resource_id_mask
+_keep = {_d.display.info.resource_id_base} | ({__WM__ & ~_mask} if __WM__ else set())
+_root = _d.screen().root
+_todo, _left = [(_root, 0)], []
+while _todo:
+    _window, _depth = _todo.pop()
+    try:
+        _children = _window.query_tree().children
+    except _error.XError:
+        continue
+    for _child in _children:
+        if _child.id & ~_mask not in _keep:
+            _left.append(_child.id)
+        elif _depth < 3:  # the window manager's frames hold the windows it manages
+            _todo.append((_child, _depth + 1))
+for _id in _left:
+    _d.create_resource_object("window", _id).kill_client(onerror=_error.CatchError())
+if __PIXMAP__:
+    _root.change_attributes(background_pixmap=__PIXMAP__, onerror=_error.CatchError())
+    _root.clear_area(0, 0, 0, 0, onerror=_error.CatchError())
+_d.sync()
+"""
 # Only these of the server's environment reach the desktop's processes (never the trainer's API keys).
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "XDG_SESSION_TYPE")
 DISPLAY_START = 100
 DISPLAY_TRIES = 200
 OUTPUT_CAP = 20_000
+BUS_SERVICE_DIRS = ("/usr/local/share/dbus-1/services", "/usr/share/dbus-1/services")
+"""Where the session bus finds the services it starts on demand: the system's folders only, which the sandbox
+cannot write (a session bus's usual ones are under HOME and ``XDG_RUNTIME_DIR``, which it can)."""
+BUS_CONFIG = (
+    '<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"\n'
+    ' "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">\n'
+    "<busconfig>\n  <type>session</type>\n  <keep_umask/>\n  <listen>unix:tmpdir=/tmp</listen>\n"
+    "  <auth>EXTERNAL</auth>\n"
+    + "".join(f"  <servicedir>{folder}</servicedir>\n" for folder in BUS_SERVICE_DIRS)
+    + '  <policy context="default">\n    <allow send_destination="*" eavesdrop="true"/>\n'
+    '    <allow eavesdrop="true"/>\n    <allow own="*"/>\n  </policy>\n'
+    + "".join(
+        f'  <limit name="{name}">{value}</limit>\n'
+        for name, value in (
+            ("max_incoming_bytes", 1000000000), ("max_outgoing_bytes", 1000000000),
+            ("max_message_size", 1000000000), ("service_start_timeout", 120000), ("auth_timeout", 240000),
+            ("max_completed_connections", 100000), ("max_incomplete_connections", 10000),
+            ("max_connections_per_user", 100000), ("max_pending_service_starts", 10000),
+            ("max_names_per_connection", 50000), ("max_match_rules_per_connection", 50000),
+            ("max_replies_per_connection", 50000),
+        )
+    )
+    + "</busconfig>\n"
+)  # fmt: skip
+"""The session bus's configuration: Debian's ``session.conf`` with :data:`BUS_SERVICE_DIRS` for its service folders."""
 
 
 # Runs in the child: the agent's code arrives on stdin; ``pyautogui`` is imported before it runs.
@@ -164,6 +235,23 @@ def _read_capped(path: Path, cap: int) -> str:
     return text
 
 
+def _read_line(fd: int, timeout_s: float) -> bool:
+    """Whether a whole line arrives on pipe ``fd`` within ``timeout_s`` (not: EOF or the deadline first)."""
+    import select
+
+    deadline = time.monotonic() + timeout_s
+    data = b""
+    while b"\n" not in data:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return False
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return False
+        data += chunk
+    return True
+
+
 @dataclass
 class _State:
     """Everything the finalizer needs; holds no reference to the session itself."""
@@ -179,6 +267,7 @@ class _State:
     hotkeys: JailProcess | None = None  # the ctrl+alt+t daemon (agentrl.envs.osworld.runtime.hotkeys)
     bus_address: str | None = None
     jail: Jail | None = None
+    spare: Future[tuple[Jail, Any]] | None = None  # the next episode's sandbox and pyautogui worker, started ahead
     apps: list[JailProcess] = field(default_factory=list)
     launched: set[int] = field(default_factory=set)  # pids of launch()ed apps, for crashed_apps()
     extra_dirs: list[Path] = field(default_factory=list)  # the session's folders outside tmpdir (in /dev/shm)
@@ -202,6 +291,13 @@ def _cleanup(state: _State) -> None:
     if state.jail is not None:  # every app, command and daemon of the desktop dies with its sandbox
         state.jail.close()
         state.jail = None
+    spare, state.spare = state.spare, None
+    if spare is not None and not spare.cancel():
+        with contextlib.suppress(Exception):
+            jail, worker = spare.result(timeout=120)
+            if worker is not None:
+                worker.close()
+            jail.close()
     state.apps.clear()
     state.a11y = state.bus = None
     state.bus_address = None
@@ -289,10 +385,13 @@ class DesktopSession:
         self._worker: Any = None  # the PyautoguiWorker, started on the first run_pyautogui
         #: the raw screen just before the last action, until a settle takes it (has the app answered yet?)
         self._before_action: bytes | None = None
-        # bwrap's --die-with-parent follows the *thread* that started it: the sandbox and the pyautogui
-        # worker are started from this one long-lived thread, never from an HTTP handler's.
+        # The pyautogui worker's actions run one at a time on this long-lived thread.
         self._worker_thread: ThreadPoolExecutor | None = ThreadPoolExecutor(1, thread_name_prefix="agentrl-desktop")
+        # bwrap's --die-with-parent follows the *thread* that started it: every sandbox (each episode's, and the
+        # next one's, started ahead) is started from this one long-lived thread, never from an HTTP handler's.
+        self._jail_thread: ThreadPoolExecutor | None = ThreadPoolExecutor(1, thread_name_prefix="agentrl-desktop-jail")
         self._sandbox = sandbox
+        self._spare_slot = 1  # the package database slot (vm_state.SLOTS) of the sandbox started ahead
         self._warned = False
         self._accessibility = accessibility
         self._startup_timeout_s = float(startup_timeout_s)
@@ -302,9 +401,12 @@ class DesktopSession:
         self.home.mkdir()
         (self._state.tmpdir / "run").mkdir(mode=0o700)
         (self._state.tmpdir / "Xauthority").write_bytes(_PLACEHOLDER_XAUTH)
+        (self._state.tmpdir / "bus").mkdir()  # read-only in the sandbox
+        (self._state.tmpdir / "bus" / "session.conf").write_text(BUS_CONFIG, encoding="utf-8")
         self.xterm_print_dir = str(self._state.tmpdir / "run" / "xterm-print")
         """Where the desktop's xterms print their text (:mod:`agentrl.envs.osworld.runtime.terminal`)."""
         self._root_pixmap: str | None = None  # the wallpaper pixmap painted last (its id on the root window)
+        self._wm_window: int | None = None  # the window manager's check window (its client's windows stay at reset)
         try:
             from agentrl.envs.osworld.runtime.vm_state import VMState
 
@@ -314,12 +416,16 @@ class DesktopSession:
             self.vm_state.restore()
             self._start_xvfb(xvfb, startup_timeout_s)
             self._restore_home()
+            self._restore_run()
             if window_manager:
                 self._start_window_manager()
             else:
                 self.window_manager_note = "window_manager=False"
-            self._start_jail()
+            jail, self._worker = self._jail_thread.submit(self._new_sandbox, 0).result()
+            self._adopt_jail(jail, 0)
+            self._start_daemons(warm_worker=False)
             self._dress_display(force=True)
+            self._start_spare()
         except BaseException:
             self.close()
             raise
@@ -426,9 +532,10 @@ class DesktopSession:
         if dbus is not None:  # xfwm4 reads its settings through xfconf, which needs a session bus
             argv = [dbus, "--", *argv]
         log = self._state.tmpdir / "wm.log"
-        # Keep the WM's config, caches and bus sockets out of HOME, which reset() empties.
+        # The WM runs on the host: its HOME, config, caches and bus are its own, never the sandbox's HOME (whose
+        # ~/.themes, ~/.icons and ~/.local the agent writes), and outside the folders reset() empties.
         wm_env = {"NO_AT_BRIDGE": "1"}
-        for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        for var in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
             path = self._state.tmpdir / "wm" / var.lower()
             path.mkdir(parents=True, exist_ok=True)
             wm_env[var] = str(path)
@@ -436,7 +543,7 @@ class DesktopSession:
 
         failures: list[str] = []
         for attempt in range(3):  # a WM started right as Xvfb comes up occasionally fails to connect
-            proc = self._spawn(argv, log, env=self.env(wm_env), cwd=self.home)
+            proc = self._spawn(argv, log, env=self.env(wm_env), cwd=self._state.tmpdir / "wm")
             self._state.wm = proc
             failure = self._wait_window_manager(proc, scaled_timeout(5.0))
             if failure is None:
@@ -475,109 +582,252 @@ class DesktopSession:
             except subprocess.TimeoutExpired:
                 break
             if "window id" in result.stdout:
+                with contextlib.suppress(ValueError):
+                    self._wm_window = int(result.stdout.rsplit("#", 1)[-1].split()[0], 16)
                 return None
             time.sleep(0.05)
         if proc.poll() is None:
             return None
         return f"xfwm4 did not claim the screen within {timeout_s:.1f} s ({load_note()}) and exited"
 
-    def _start_accessibility(self, timeout_s: float) -> None:
-        """Start this session's D-Bus session bus and the AT-SPI bus launcher on it; a note when absent."""
+    # ------------------------------------------------------------------ the sandbox and its daemons
+    def _new_jail(self, slot: int) -> Jail:
+        """A new sandbox with nothing in it yet, on package database ``slot`` (restored first, as nothing binds it).
+
+        Runs on the jail thread: bwrap's --die-with-parent follows the thread that started it.
+        """
+        from agentrl.core.deadlines import scaled_timeout
+        from agentrl.envs.osworld.runtime.vm_state import HIDDEN_PYTHON_MODULES
+
+        assert self._state.tmpdir is not None
+        self.vm_state.restore(slot)
+        tmpdir = self._state.tmpdir
+        x_socket = Path(f"/tmp/.X11-unix/X{self._state.display}")
+        return Jail(
+            self.home,
+            writable=[tmpdir / "run"],
+            readable=[x_socket, tmpdir / "Xauthority", tmpdir / "bus", *self.vm_state.readable],
+            mounts=self.vm_state.mounts(slot),
+            hidden_modules=HIDDEN_PYTHON_MODULES,
+            sandbox=self._sandbox,
+            startup_timeout_s=scaled_timeout(20.0),  # a loaded machine starts bwrap and Python slowly
+        )
+
+    def _new_worker(self, jail: Jail, output_cap: int = OUTPUT_CAP) -> Any:
+        """A pyautogui worker for ``jail`` (not started)."""
+        from agentrl.envs.osworld.runtime.executor import PyautoguiWorker
+
+        assert self._state.tmpdir is not None
+        return PyautoguiWorker(
+            self.env(), self.home, xauthority=self._state.tmpdir / "Xauthority", output_cap=output_cap, jail=jail
+        )
+
+    def _new_sandbox(self, slot: int) -> tuple[Jail, Any]:
+        """A new sandbox on package database ``slot`` with its pyautogui worker started (``None`` if it failed)."""
+        jail = self._new_jail(slot)
+        worker = self._new_worker(jail)
+        try:
+            worker.start()
+        except Exception:  # the first action starts one (and says why it cannot)
+            worker.close()
+            worker = None
+        return jail, worker
+
+    def _start_spare(self) -> None:
+        """Start the next episode's sandbox and its pyautogui worker now, so that the next reset need not wait.
+
+        Nothing else runs in it until that reset, and nothing of this episode can reach it: another PID, IPC,
+        network and mount namespace, another package database (its slot, made ready first, which no sandbox binds).
+        What it shares with this episode is HOME and the runtime folder, which neither its supervisor nor the
+        worker read: the worker's Python runs isolated (``-I``) on absolute import paths, and imports nothing
+        from its working directory. Its daemons (the session bus, AT-SPI, the ``ctrl+alt+t`` daemon), which would
+        read HOME, start at the reset, after HOME is restored.
+        """
+        from agentrl.envs.osworld.runtime.vm_state import SLOTS
+
+        if self._jail_thread is not None and self._state.spare is None and not self._state.closed:
+            self._spare_slot = (self.vm_state.slot + 1) % SLOTS  # the package database no sandbox binds now
+            self._state.spare = self._jail_thread.submit(self._new_sandbox, self._spare_slot)
+
+    def _take_spare(self) -> tuple[Jail, int, Any]:
+        """The sandbox started ahead, its slot and its worker; a new one now when there is none or it failed or died."""
+        from agentrl.core.deadlines import scaled_timeout
+
+        assert self._jail_thread is not None
+        spare, self._state.spare = self._state.spare, None
+        if spare is not None:
+            made: tuple[Jail, Any] | None = None
+            with contextlib.suppress(Exception):  # it did not start: the one started below says why
+                made = spare.result(timeout=scaled_timeout(60.0))
+            if made is not None and made[0].alive():
+                return made[0], self._spare_slot, made[1]
+            if made is not None:
+                if made[1] is not None:
+                    made[1].close()
+                made[0].close()
+        return self._jail_thread.submit(self._new_jail, self._spare_slot).result(), self._spare_slot, None
+
+    def _adopt_jail(self, jail: Jail, slot: int) -> None:
+        """Make ``jail`` (on package database ``slot``) the sandbox; a warning once when it is not isolated."""
+        self._state.jail = jail
+        self.vm_state.slot = slot
+        self.pids.append(jail.host_pid or -1)
+        if self._sandbox is None and not jail.sandboxed and not self._warned:
+            import warnings
+
+            self._warned = True  # the caller did not choose this: say what isolation is missing
+            warnings.warn(f"AgentRL desktop: {jail.isolation_warning}", RuntimeWarning, stacklevel=3)
+
+    def _end_jail(self) -> None:
+        """End the sandbox: its PID namespace is killed, and every process of it is gone when this returns."""
+        jail, self._state.jail = self._state.jail, None
+        self._state.bus = self._state.a11y = self._state.hotkeys = None
+        self._state.apps.clear()
+        self._state.launched.clear()
+        if jail is None:
+            return
+        pid = jail.host_pid
+        jail.close(grace_s=0.0)
+        if pid in self.pids:
+            self.pids.remove(pid)
+
+    def _spawn_daemon(
+        self, argv: Sequence[str], log: Path, env: Mapping[str, str], *, pass_fds: Mapping[int, int] | None = None
+    ) -> JailProcess:
+        """Start one of the episode's daemons in the sandbox, its output to ``log`` (a file of the host's)."""
+        assert self._state.jail is not None and self._state.tmpdir is not None
+        with log.open("wb") as out:
+            return self._state.jail.spawn(
+                argv, env=env, cwd=self._state.tmpdir / "run", stdout=out.fileno(), stderr=out.fileno(),
+                pass_fds=pass_fds,
+            )  # fmt: skip
+
+    def _bus_env(self) -> dict[str, str]:
+        """The environment of the session bus and AT-SPI (and of the services the bus starts)."""
+        assert self._state.tmpdir is not None and self._state.bus_address is not None
+        # The bus's activated services inherit its env: give them the desktop (and no a11y bridge).
+        # XDG_RUNTIME_DIR outside HOME: the launcher puts the AT-SPI bus socket there.
+        env = {
+            **self.env({"NO_AT_BRIDGE": "1"}),
+            "DBUS_SESSION_BUS_ADDRESS": self._state.bus_address,
+            "XDG_RUNTIME_DIR": str(self._state.tmpdir / "run" / "xdg"),
+        }
+        env.pop("GTK_MODULES", None)
+        return env
+
+    def _start_daemons(self, *, warm_worker: bool) -> None:
+        """Start the episode's daemons in the new sandbox side by side; return once each is ready (or has a note).
+
+        The session bus (:data:`BUS_CONFIG`), then the AT-SPI bus launcher on it; the ``ctrl+alt+t`` daemon;
+        with ``warm_worker``, the pyautogui worker, which releases any key or button an action killed at its
+        deadline left down (it would type into this episode) and clears the display (:meth:`_reset_display_code`).
+        """
+        from agentrl.core.deadlines import scaled_timeout
+
+        bus = self._spawn_bus()
+        hotkeys = self._spawn_hotkeys()
+        worker: Future[dict[str, Any]] | None = None
+        pool = self._worker_thread
+        if warm_worker and pool is not None:
+            try:
+                self._before_action = bytes(self._grab().raw)  # as run_pyautogui: for the settle after it
+            except Exception:
+                self._before_action = None
+            clean = self._reset_display_code()
+            worker = pool.submit(self._run_in_worker, clean, 10.0, OUTPUT_CAP)
+        try:
+            if bus is not None:
+                self._finish_accessibility(*bus, timeout_s=scaled_timeout(self._startup_timeout_s))
+            if hotkeys is not None:
+                self._wait_hotkeys(*hotkeys, timeout_s=scaled_timeout(5.0))
+        finally:
+            if pool is not None and worker is not None and not worker.result().get("ok"):
+                # The worker started ahead did not answer well (its X connection closed meanwhile): a new one.
+                self._stop_worker()
+                pool.submit(self._run_in_worker, clean, 10.0, OUTPUT_CAP).result()
+
+    def _reset_display_code(self) -> str:
+        """What the worker runs at reset: release keys and buttons, kill the X clients left behind, repaint the root."""
+        pixmap = 0
+        with contextlib.suppress(ValueError, TypeError):
+            pixmap = int(self._root_pixmap or "0", 16)
+        clean = _CLEAN_DISPLAY.replace("__WM__", str(self._wm_window or 0)).replace("__PIXMAP__", str(pixmap))
+        return _RELEASE_INPUT + clean
+
+    def _spawn_bus(self) -> tuple[JailProcess, int, str] | None:
+        """Start the session bus in the sandbox; ``(bus, read end of its address pipe, AT-SPI launcher)``.
+
+        ``None``, with ``accessibility_note`` saying why, when there is no bus or launcher (or ``accessibility=False``).
+        """
+        assert self._state.tmpdir is not None
+        self._state.bus_address = None
+        if not self._accessibility:
+            self.accessibility_note = "accessibility=False"
+            return None
         dbus = shutil.which("dbus-daemon")
         launcher = next((p for p in A11Y_LAUNCHERS if os.access(p, os.X_OK)), None)
         if dbus is None or launcher is None:
             missing = "dbus-daemon" if dbus is None else "at-spi-bus-launcher"
             self.accessibility_note = f"{missing} is not installed; install with: {A11Y_APT_COMMAND}"
-            return
-        assert self._state.tmpdir is not None and self._state.jail is not None
-        sock = self._state.tmpdir / "run" / "bus"
-        address = f"unix:path={sock}"
-        log = self._state.tmpdir / "dbus.log"
-        # The bus's activated services inherit its env: give them the desktop (and no a11y bridge).
-        # XDG_RUNTIME_DIR outside HOME: the launcher puts the AT-SPI bus socket there, and reset() empties HOME.
-        runtime = self._state.tmpdir / "run" / "xdg"
-        runtime.mkdir(mode=0o700, exist_ok=True)
-        base = {
-            **self.env({"NO_AT_BRIDGE": "1"}),
-            "DBUS_SESSION_BUS_ADDRESS": address,
-            "XDG_RUNTIME_DIR": str(runtime),
-        }
-        base.pop("GTK_MODULES", None)
-        bus = self._spawn_infra([dbus, "--session", "--nofork", "--nopidfile", f"--address={address}"], log, base)
+            return None
+        tmpdir = self._state.tmpdir
+        # The episode's processes, started from now on, get this address (None again if the bus fails).
+        self._state.bus_address = f"unix:path={tmpdir / 'run' / 'bus'}"
+        argv = [dbus, f"--config-file={tmpdir / 'bus' / 'session.conf'}", "--nofork", "--nopidfile",
+                f"--address={self._state.bus_address}", "--print-address=3"]  # fmt: skip
+        ready_r, ready_w = os.pipe()
+        try:
+            bus = self._spawn_daemon(argv, tmpdir / "dbus.log", self._bus_env(), pass_fds={3: ready_w})
+        except (OSError, SandboxUnavailable) as exc:
+            os.close(ready_r)
+            self.accessibility_note = f"dbus-daemon did not start: {exc}"
+            self._state.bus_address = None
+            return None
+        finally:
+            os.close(ready_w)
         self._state.bus = bus
-        deadline = time.monotonic() + timeout_s
-        while not sock.exists() and bus.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if not sock.exists():
-            self.accessibility_note = "dbus-daemon did not start: " + _read_capped(log, 2000).strip()[-300:]
+        return bus, ready_r, launcher
+
+    def _finish_accessibility(self, bus: JailProcess, ready_r: int, launcher: str, *, timeout_s: float) -> None:
+        """Wait for the bus to listen, start the AT-SPI bus launcher on it and wait for its AT-SPI bus."""
+        assert self._state.tmpdir is not None
+        tmpdir = self._state.tmpdir
+        try:
+            listening = _read_line(ready_r, timeout_s)  # dbus-daemon prints its address once it listens
+        finally:
+            os.close(ready_r)
+        if not listening:
+            log = _read_capped(tmpdir / "dbus.log", 2000).strip()[-300:]
+            self.accessibility_note = f"dbus-daemon did not start: {log}"
             bus.kill_group()
             self._state.bus = None
+            self._state.bus_address = None
             return
-        self._state.bus_address = address
-        a11y = self._spawn_infra([launcher, "--launch-immediately"], self._state.tmpdir / "a11y.log", base)
+        try:
+            a11y = self._spawn_daemon([launcher, "--launch-immediately"], tmpdir / "a11y.log", self._bus_env())
+        except (OSError, SandboxUnavailable) as exc:
+            self.accessibility_note = f"at-spi-bus-launcher did not start: {exc}"
+            return
         self._state.a11y = a11y
         # Ready once it has made its AT-SPI bus (it owns org.a11y.Bus by then): apps launched earlier
-        # would have the bus activate a second launcher.
+        # would have the bus activate a second launcher. Looked for without following a link.
         deadline = time.monotonic() + min(timeout_s, 5.0)
-        while a11y.poll() is None and time.monotonic() < deadline:
-            if any((runtime / "at-spi").glob("bus*")):
-                return
-            time.sleep(0.02)
+        run = safe_fs.open_dir(tmpdir / "run")
+        try:
+            while a11y.poll() is None and time.monotonic() < deadline:
+                if any(name.startswith("bus") for name in safe_fs.list_names(run, "xdg", "at-spi") or ()):
+                    self.accessibility_note = ""
+                    return
+                time.sleep(0.005)
+        finally:
+            os.close(run)
         if a11y.poll() is not None:
             self.accessibility_note = (
-                "at-spi-bus-launcher exited: " + _read_capped(self._state.tmpdir / "a11y.log", 2000).strip()[-300:]
+                "at-spi-bus-launcher exited: " + _read_capped(tmpdir / "a11y.log", 2000).strip()[-300:]
             )
 
-    def _spawn_infra(self, argv: Sequence[str], log: Path, env: Mapping[str, str]) -> JailProcess:
-        """Start one of the desktop's daemons in the sandbox; it survives :meth:`reset`."""
-        assert self._state.jail is not None and self._state.tmpdir is not None
-        with log.open("wb") as out:
-            return self._state.jail.spawn(
-                argv, env=env, cwd=self._state.tmpdir / "run", stdout=out.fileno(), stderr=out.fileno(), infra=True
-            )
-
-    def _start_jail(self) -> None:
-        """Start the sandbox every task and agent process runs in, then the session bus and AT-SPI in it."""
-        assert self._state.tmpdir is not None and self._worker_thread is not None
-        tmpdir = self._state.tmpdir
-        x_socket = Path(f"/tmp/.X11-unix/X{self._state.display}")
-        readable = [x_socket, tmpdir / "Xauthority", *self.vm_state.readable]
-
-        def start() -> Jail:
-            from agentrl.core.deadlines import scaled_timeout
-            from agentrl.envs.osworld.runtime.vm_state import HIDDEN_PYTHON_MODULES
-
-            timeout = scaled_timeout(20.0)  # a loaded machine starts bwrap and Python slowly
-            return Jail(
-                self.home,
-                writable=[tmpdir / "run"],
-                readable=readable,
-                mounts=self.vm_state.mounts,
-                hidden_modules=HIDDEN_PYTHON_MODULES,
-                sandbox=self._sandbox,
-                startup_timeout_s=timeout,
-            )
-
-        self._state.jail = self._worker_thread.submit(start).result()
-        self.pids.append(self._state.jail.host_pid or -1)
-        if self._sandbox is None and not self._state.jail.sandboxed and not self._warned:
-            import warnings
-
-            self._warned = True  # the caller did not choose this: say what isolation is missing
-            warnings.warn(f"AgentRL desktop: {self._state.jail.isolation_warning}", RuntimeWarning, stacklevel=3)
-        self._state.bus = self._state.a11y = None
-        self._state.bus_address = None
-        if self._accessibility:
-            self._start_accessibility(self._startup_timeout_s)
-        else:
-            self.accessibility_note = "accessibility=False"
-        self._start_hotkeys()
-
-    def _start_hotkeys(self, timeout_s: float = 5.0) -> None:
-        """Start the ``ctrl+alt+t`` daemon in the sandbox and wait until it holds the key; a note when it cannot."""
-        import sys
-
-        from agentrl.core.deadlines import scaled_timeout
+    def _spawn_hotkeys(self) -> tuple[JailProcess, Path] | None:
+        """Start the ``ctrl+alt+t`` daemon in the sandbox; ``None`` with ``hotkeys_note`` when it cannot."""
         from agentrl.envs.osworld.runtime.hotkeys import TERMINAL_ARGV, grabber_argv
         from agentrl.envs.osworld.runtime.jail import _interpreter
 
@@ -585,20 +835,24 @@ class DesktopSession:
         self._state.hotkeys = None
         if shutil.which(TERMINAL_ARGV[0]) is None:
             self.hotkeys_note = f"{TERMINAL_ARGV[0]} is not installed; ctrl+alt+t opens nothing (apt-get install xterm)"
-            return
+            return None
         log = self._state.tmpdir / "hotkeys.log"
         try:
-            proc = self._spawn_infra(grabber_argv(_interpreter(), [p for p in sys.path if p]), log, self.env())
+            proc = self._spawn_daemon(grabber_argv(_interpreter()), log, self.env())
         except (OSError, SandboxUnavailable) as exc:
             self.hotkeys_note = f"the ctrl+alt+t daemon did not start: {exc}"
-            return
-        deadline = time.monotonic() + scaled_timeout(timeout_s)
+            return None
+        return proc, log
+
+    def _wait_hotkeys(self, proc: JailProcess, log: Path, *, timeout_s: float) -> None:
+        """Wait until the ``ctrl+alt+t`` daemon holds the key; a note when it exits."""
+        deadline = time.monotonic() + timeout_s
         while proc.poll() is None and time.monotonic() < deadline:
-            if b"ready" in log.read_bytes()[:4096]:
+            if b"ready" in log.read_bytes()[:4096]:  # the host's log file (the daemon's stdout), not the sandbox's
                 self._state.hotkeys = proc
                 self.hotkeys_note = ""
                 return
-            time.sleep(0.02)
+            time.sleep(0.005)
         if proc.poll() is None:  # slow, not failed: keep it (it grabs the key as soon as it connects)
             self._state.hotkeys = proc
             return
@@ -827,18 +1081,9 @@ class DesktopSession:
     def _run_in_worker(self, code: str, timeout_s: float, output_cap: int) -> dict[str, Any]:
         stale = self._worker is not None and self._worker.jail is not self._state.jail
         if self._worker is None or self._worker.closed or self._worker.output_cap != output_cap or stale:
-            from agentrl.envs.osworld.runtime.executor import PyautoguiWorker
-
             if self._worker is not None:
                 self._worker.close()
-            assert self._state.tmpdir is not None
-            self._worker = PyautoguiWorker(
-                self.env(),
-                self.home,
-                xauthority=self._state.tmpdir / "Xauthority",
-                output_cap=output_cap,
-                jail=self._jail(),
-            )
+            self._worker = self._new_worker(self._jail(), output_cap)
         result = self._worker.run(code, timeout_s=timeout_s)
         if result.get("timed_out"):  # killed mid-action: a key or button may still be held down
             self._worker.run(_RELEASE_INPUT, timeout_s=10.0)
@@ -906,41 +1151,27 @@ class DesktopSession:
         ]
 
     def reset(self) -> None:
-        """Kill every process of the sandbox but its daemons (not Xvfb or the WM), empty its /tmp, restore HOME.
+        """End every process of the last episode and start the next one in a new sandbox (not Xvfb or the WM).
 
-        Daemons that double-forked or left their session die too. A sandbox that died, or whose
-        session bus or AT-SPI launcher did, is started anew.
+        The sandbox's PID namespace is killed: apps, commands, the session bus and whatever it started, AT-SPI,
+        the ``ctrl+alt+t`` daemon, daemons that double-forked or called ``setsid``, all gone when this goes on,
+        with the sandbox's ``/tmp``, ``/run``, ``/dev`` and System V IPC. Then, with nothing of it running, the
+        host restores what the sandbox can write, following no link: HOME and the runtime folder (the bus's socket
+        and ``XDG_RUNTIME_DIR``, emptied). The next sandbox, started ahead during the last episode on a package
+        database made ready first, with nothing in it but its pyautogui worker, gets a new session bus, AT-SPI
+        and ``ctrl+alt+t`` daemon; the worker releases keys left down and kills X clients whose windows outlived
+        the last episode.
         """
         self._check_open()
         self._stop_worker()  # a fresh interpreter per episode: no monkeypatched pyautogui carries over
-        jail = self._state.jail
-        daemons = [p for p in (self._state.bus, self._state.a11y) if p is not None]
-        healthy = jail is not None and jail.alive() and all(p.poll() is None for p in daemons)
-        left: list[int] = []
-        if healthy:
-            assert jail is not None
-            try:
-                left = jail.killall(grace_s=1.0)
-            except SandboxUnavailable:
-                healthy = False
-        if healthy and not left:
-            assert jail is not None
-            jail.clean_scratch()  # the sandbox's own /tmp: nothing carries over to the next episode
-            if self._state.hotkeys is not None and self._state.hotkeys.poll() is not None:
-                self._start_hotkeys()  # the agent killed it: ctrl+alt+t works again in the next episode
-        else:
-            if jail is not None:
-                jail.close()
-            self._state.jail = None
-            self._start_jail()
-        self._state.apps.clear()
-        self._state.launched.clear()
+        self._end_jail()
         self._restore_home()
-        self.vm_state.restore()  # the package database, while nothing in the sandbox runs
+        self._restore_run()
+        jail, slot, self._worker = self._take_spare()
+        self._adopt_jail(jail, slot)
+        self._start_daemons(warm_worker=True)
         self._dress_display()
-        # An action killed at its deadline can leave a key or button held down in the X server, which
-        # would type into the next episode: release whatever is down (this also warms the new worker).
-        self.run_pyautogui(_RELEASE_INPUT, timeout_s=10.0)
+        self._start_spare()
 
     def close(self) -> None:
         """End the sandbox (every app, command and daemon in it), the WM and Xvfb; remove the lock and temp dirs.
@@ -955,7 +1186,10 @@ class DesktopSession:
             with contextlib.suppress(Exception):
                 self._mss.close()
             self._mss = None
-        self._finalizer()
+        self._finalizer()  # the sandbox and the spare one, before the thread that started them ends
+        if self._jail_thread is not None:
+            self._jail_thread.shutdown(wait=False, cancel_futures=True)
+            self._jail_thread = None
 
     def __enter__(self) -> DesktopSession:
         return self
@@ -1004,14 +1238,26 @@ class DesktopSession:
             raise SandboxUnavailable("this DesktopSession is closed; create a new one")
 
     def _restore_home(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        for child in self.home.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    child.unlink()
-        if self.home_template is not None:
-            shutil.copytree(self.home_template, self.home, symlinks=True, dirs_exist_ok=True)
-        with contextlib.suppress(OSError):  # as on OSWorld's VM (its /desktop_path)
-            (self.home / "Desktop").mkdir(exist_ok=True)
+        """Empty HOME and copy the template in, following no link (the sandbox writes HOME; its processes are gone)."""
+        self.home.mkdir(parents=True, exist_ok=True)  # in the session's temp dir, which the sandbox cannot write
+        fd = safe_fs.open_dir(self.home)
+        try:
+            safe_fs.empty_dir(fd)
+            os.fchmod(fd, 0o755)
+            if self.home_template is not None:
+                safe_fs.copy_tree(self.home_template, fd)
+            with contextlib.suppress(OSError):  # as on OSWorld's VM (its /desktop_path)
+                os.close(safe_fs.ensure_dir(fd, "Desktop"))
+        finally:
+            os.close(fd)
+
+    def _restore_run(self) -> None:
+        """Empty the runtime folder (the bus socket, ``XDG_RUNTIME_DIR``, xterm's prints), following no link."""
+        assert self._state.tmpdir is not None
+        fd = safe_fs.open_dir(self._state.tmpdir / "run")
+        try:
+            safe_fs.empty_dir(fd)
+            os.fchmod(fd, 0o700)
+            os.close(safe_fs.ensure_dir(fd, "xdg", 0o700))
+        finally:
+            os.close(fd)

@@ -301,7 +301,9 @@ class PyautoguiWorker:
             "RLIMIT_FSIZE": FILE_SIZE_BYTES,
             "RLIMIT_NPROC": _uid_process_count() + EXTRA_PROCESSES,
         }
-        config = json.dumps({"sys_path": [p for p in sys.path if p], "rlimits": limits})
+        # Absolute entries only: a relative one (an editable install's path hook, "") would be looked up in the
+        # worker's working directory, HOME, which the agent writes.
+        config = json.dumps({"sys_path": [p for p in sys.path if os.path.isabs(p)], "rlimits": limits})
         py = [_interpreter(), "-I", "-c", _WORKER_SOURCE, str(req_r), str(rep_w), config]
         if not self.sandboxed or self.jail is not None:
             return py

@@ -7,22 +7,29 @@ one, to list the processes it holds, and to kill them all. So the agent's action
 and the scorer's commands all run in the same place and see the same processes and files.
 
 Isolation (``sandbox=True``, the default where ``bwrap`` is installed): the supervisor runs under
-bubblewrap with every namespace unshared (its own PID namespace and no network), every capability
-dropped, and a root built from the host's system folders read-only (``/usr``, ``/etc`` with its
-password hashes and host keys masked, ``/sys``), the Python it needs read-only, a private ``/tmp``,
-and only the desktop's HOME and its runtime folder writable; the HOME is also seen at ``/home/user``
-(OSWorld's VM HOME, which the commands in its task files name). The host's own files (``/root``,
-``/home``, checkouts, ``/var``) are not there at all. When the jail's supervisor dies, the kernel
-kills every process of its PID namespace: a daemon that double-forked or called ``setsid`` cannot
-outlive :meth:`Jail.close`.
+bubblewrap with every namespace unshared (its own PID, IPC, UTS and user namespaces, and no network),
+every capability dropped, and a root built from the host's system folders read-only (``/usr``, ``/etc``
+with its password hashes and host keys masked, ``/sys``), the Python it needs read-only, a private
+``/tmp``, ``/var/tmp``, ``/run`` and ``/dev``, and only the desktop's HOME and its runtime folder writable;
+the HOME is also seen at ``/home/user`` (OSWorld's VM HOME, which the commands in its task files name).
+The host's own files (``/root``, ``/home``, checkouts, ``/var``) are not there at all.
+
+:meth:`Jail.close` ends it all and returns once every process is gone: with no grace (what the desktop's
+reset does) it SIGKILLs the PID namespace's init, and the kernel kills every process of the namespace,
+nested namespaces included (a daemon that double-forked, called ``setsid``, was started by the session
+bus or took over another process cannot outlive it), and reaps them before bwrap outside sees that init
+exit. Everything else of the namespaces (the tmpfs folders, System V IPC, the abstract sockets) goes with
+them. So a desktop runs each episode in a new jail (:class:`~agentrl.envs.osworld.runtime.desktop.DesktopSession`),
+and a jail's processes are one episode's.
 
 Without bubblewrap (``sandbox=False``; a desktop inside a container, whose container is then the
 boundary) the supervisor is a plain child that makes itself a *child subreaper*: orphaned
-descendants are re-parented to it, so :meth:`Jail.killall` still finds daemons that double-forked.
+descendants are re-parented to it, so :meth:`Jail.killall` and :meth:`Jail.close` still find daemons
+that double-forked.
 
-:meth:`Jail.killall` (the desktop's reset) kills every process but the supervisor and the
-processes started with ``infra=True`` (the desktop's session bus and AT-SPI launcher) and their
-descendants: first SIGTERM with a grace period, then SIGKILL rounds until none is left.
+:meth:`Jail.killall` kills every descendant of the supervisor (first SIGTERM with a grace period, then
+SIGKILL rounds until none is left) but the processes started with ``infra=True`` themselves; what those
+started dies too. The desktop starts nothing with ``infra``: its reset ends the whole jail instead.
 
 A ``sudo`` that asks for no password and gives nothing more than the sandbox has is first on the
 ``PATH`` of every process (OSWorld's task files call ``sudo``): it drops sudo's options and runs the
@@ -180,7 +187,7 @@ def table():
     return procs
 
 def targets(procs):
-    # Every descendant of this supervisor, except the infra processes and their own descendants.
+    # Every descendant of this supervisor but the infra processes themselves: what they started dies too.
     children = {}
     for pid, (ppid, state, _cmd) in procs.items():
         children.setdefault(ppid, []).append(pid)
@@ -188,9 +195,7 @@ def targets(procs):
     out, todo = [], list(children.get(ME, []))
     while todo:
         pid = todo.pop()
-        if pid in infra:
-            continue
-        if procs[pid][1] != "Z":
+        if pid not in infra and procs[pid][1] != "Z":
             out.append(pid)
         todo.extend(children.get(pid, []))
     return out
@@ -530,19 +535,47 @@ class _State:
     cond: threading.Condition = field(default_factory=threading.Condition)
     dead: bool = False
     supervisor_pid: int = -1
+    sandboxed: bool = False
+
+
+def _children(pid: int) -> list[int]:
+    """The host pids of ``pid``'s children (``/proc/<pid>/task/<tid>/children``)."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/task/{tid}/children") as handle:
+            out += [int(child) for child in handle.read().split()]
+    return out
 
 
 def _shutdown(state: _State, grace_s: float = 0.2) -> None:
+    """End the jail and every process in it; returns once they are all gone.
+
+    Sandboxed, with no grace: the PID namespace's init (bwrap's child, pid 1 there) gets SIGKILL, and the kernel
+    kills every process of the namespace (nested namespaces included) and reaps them before that init is gone;
+    bwrap outside waits for it, so its exit means the namespace is empty. With a grace (or unsandboxed, where
+    there is no namespace), the supervisor first sends SIGTERM and kills its descendants itself.
+    """
     sock, proc = state.sock, state.proc
-    if sock is not None:
+    if sock is not None and (grace_s > 0 or not state.sandboxed):
         with contextlib.suppress(OSError):
             data = json.dumps({"op": "shutdown", "grace": grace_s}).encode()
             sock.sendall(struct.pack(">I", len(data)) + data)
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=grace_s + 2.0)
     if proc is not None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=grace_s + 2.0)
+        if state.sandboxed and proc.poll() is None:
+            for init in _children(proc.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(init, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10.0)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # bwrap is the PID namespace's init: everything in it dies
+            os.killpg(proc.pid, signal.SIGKILL)  # bwrap, its init and the supervisor: the namespace dies with its init
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
     if sock is not None:
@@ -841,6 +874,7 @@ class Jail:
             with contextlib.suppress(OSError):
                 child.close()
         self._state.proc, self._state.sock = proc, parent
+        self._state.sandboxed = self._bwrap is not None
         reader = threading.Thread(target=_read_loop, args=(self._state, parent), name="agentrl-jail", daemon=True)
         self._state.reader = reader
         reader.start()
@@ -867,7 +901,11 @@ class Jail:
         return not self._state.dead and self.host_pid is not None
 
     def close(self, grace_s: float = 0.2) -> None:
-        """Kill every process of the jail, then the jail. Idempotent."""
+        """Kill every process of the jail, then the jail; returns once they are all gone. Idempotent.
+
+        ``grace_s``: how long the processes have after SIGTERM before SIGKILL. With ``0`` a sandboxed jail's
+        PID namespace is killed at once (the desktop's reset).
+        """
         if self._finalizer.alive:
             self._finalizer.detach()
             _shutdown(self._state, grace_s)
@@ -925,7 +963,7 @@ class Jail:
         ``stdin``/``stdout``/``stderr`` are host file descriptors (``None``: ``/dev/null``) and
         ``pass_fds`` maps a descriptor number in the child to a host descriptor; the caller keeps and
         closes its own. ``env`` is the whole environment (the jail's ``sudo`` goes first on ``PATH``).
-        ``infra`` processes survive :meth:`killall`.
+        ``infra`` processes themselves survive :meth:`killall` (not what they start); :meth:`close` ends them.
 
         Raises:
             FileNotFoundError: ``argv[0]`` cannot be executed in the jail.
@@ -1071,19 +1109,21 @@ class Jail:
             self._request({"op": "kill", "pid": int(pid), "sig": int(sig), "group": bool(group)})
 
     def killall(self, grace_s: float = 1.0) -> list[int]:
-        """Kill every process but the infra ones (SIGTERM, ``grace_s``, then SIGKILL); the pids left (none)."""
+        """Kill every process but the infra ones themselves (SIGTERM, ``grace_s``, then SIGKILL); the pids left."""
         reply = self._request({"op": "killall", "grace": float(grace_s)}, timeout_s=grace_s + 30.0)
         return [int(pid) for pid in reply.get("left", [])]
 
     def clean_scratch(self) -> None:
-        """Empty the sandbox's private ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (the bound paths stay).
+        """Empty the sandbox's private ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm`` (the bound paths stay).
 
-        A no-op unsandboxed: there ``/tmp`` is the container's own, shared with the server.
+        A no-op unsandboxed: there ``/tmp`` is the container's own, shared with the server. (The desktop does not
+        need it: each of its episodes has a new jail, whose private folders are new.)
         """
         if not self.sandboxed:
             return
         keep = [str(p) for p in (self.home, *self.writable, *self.readable)] + [SHIM_DIR, *python_dirs()]
-        self._request({"op": "clean", "roots": ["/tmp", "/var/tmp", "/dev/shm"], "keep": keep}, timeout_s=60.0)
+        roots = ["/tmp", "/var/tmp", "/run", "/dev/shm"]
+        self._request({"op": "clean", "roots": roots, "keep": keep}, timeout_s=60.0)
 
     def ps(self) -> list[ProcInfo]:
         """Every process the jail sees (inside the sandbox: only its own), the supervisor included."""

@@ -34,6 +34,13 @@ Packages (:data:`VM_PACKAGES`)
     files are not there (its package lists none); only the database says it is installed. Without
     bubblewrap (a desktop in a container, whose own ``/var/lib/dpkg`` is the VM's) there is no such copy.
 
+    A desktop keeps two such copies (:data:`SLOTS`) and runs each episode's sandbox on one while the next
+    episode's is made ready on the other (:meth:`VMState.restore`): no sandbox binds a copy while the host
+    writes it, and the host writes it through descriptors that follow no link the last sandbox left there
+    (:mod:`~agentrl.envs.osworld.runtime.safe_fs`), so a planted ``status -> /etc/passwd`` is replaced, never
+    written through. A copy nothing touched since it was made (the change times of everything in it say so)
+    is not made again.
+
 The wallpaper image (:func:`default_wallpaper`) is drawn here, at the screen's size, and painted on the
 X root window when the desktop starts and again at a reset after something else was painted there.
 
@@ -54,10 +61,13 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from agentrl.envs.osworld.runtime import safe_fs
+
 __all__ = [
     "HIDDEN_PYTHON_MODULES",
     "HOST_DPKG",
     "OVERRIDE_NAME",
+    "SLOTS",
     "VMState",
     "GTK_SETTINGS",
     "VM_GSETTINGS",
@@ -102,6 +112,10 @@ _DPKG_FILES = ("available", "diversions", "statoverride", "arch", "cmethopt")
 _DPKG_DIRS = ("alternatives", "triggers", "parts")
 _PRIVATE_VAR = {"lib-apt": "/var/lib/apt", "cache-apt": "/var/cache/apt", "cache-debconf": "/var/cache/debconf",
                 "log": "/var/log"}  # fmt: skip
+_BOUND = ("dpkg", *_PRIVATE_VAR)
+"""The folders of a slot the sandbox binds read-write (the package database first)."""
+SLOTS = 2
+"""Package databases a desktop keeps: the running sandbox's, and the next one's, made ready meanwhile."""
 
 
 GTK_SETTINGS = "[Settings]\ngtk-cursor-blink = false\n"
@@ -144,17 +158,6 @@ def default_wallpaper(path: Path, width: int, height: int) -> None:
     Image.fromarray(pixels).save(path, format="PNG")
 
 
-def _empty(folder: Path) -> None:
-    """Make ``folder`` an empty folder, keeping the folder itself (its inode)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for child in folder.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                child.unlink()
-
-
 def _schema_compiler() -> str | None:
     found = shutil.which("glib-compile-schemas")
     if found:
@@ -174,7 +177,8 @@ class VMState:
     """The VM's starting state for one desktop, kept under ``root`` (a folder of the session).
 
     Attributes: ``wallpaper`` (the default wallpaper's path), ``schema_dir`` (``None`` when GLib's schema
-    compiler is missing; ``note`` says so), ``dpkg`` (``None`` without a host package database).
+    compiler is missing; ``note`` says so), ``dpkg`` (the running sandbox's package database, slot ``slot``;
+    ``None`` without a host package database).
     """
 
     def __init__(self, root: Path, width: int, height: int) -> None:
@@ -182,12 +186,15 @@ class VMState:
         self.share = self.root / "share"
         self.wallpaper = self.share / "backgrounds" / "agentrl-osworld.png"
         self.schema_dir: Path | None = self.share / "glib-2.0" / "schemas"
-        self.dpkg: Path | None = None
         self.var: Path = self.root / "var"
-        """Where the private package database lives: in memory (``/dev/shm``) where it can, as its thousands of
-        links cost seconds to make on some disks."""
+        """Where the private package databases live (one folder a slot): in memory (``/dev/shm``) where it can,
+        as their thousands of links cost seconds to make on some disks."""
+        self.has_dpkg = False
+        """Whether there is a package database to give the sandbox (the host has ``/var/lib/dpkg/status``)."""
+        self.slot = 0
+        """The slot (:data:`SLOTS`) of the sandbox running now, whose package database :attr:`dpkg` is."""
         self.note = ""
-        self._dpkg_stamp: tuple[int, ...] | None = None
+        self._stamps: dict[int, str] = {}
         self.config = self.share / "xdg"
         """A system config folder first in ``XDG_CONFIG_DIRS``: GTK's settings (:data:`GTK_SETTINGS`)."""
         write_gtk_settings(self.config)
@@ -197,7 +204,7 @@ class VMState:
             shm = Path("/dev/shm")
             if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
                 self.var = Path(tempfile.mkdtemp(prefix="agentrl-desktop-var-", dir=shm))
-            self.dpkg = self.var / "dpkg"
+            self.has_dpkg = True
 
     # ------------------------------------------------------------------ gsettings
     def _compile_schemas(self) -> None:
@@ -237,64 +244,115 @@ class VMState:
         """Folders bound read-only at their own path (the wallpaper, the compiled schemas, GTK's settings)."""
         return [self.share]
 
+    def slot_dir(self, slot: int) -> Path:
+        """The folder of slot ``slot``'s package database and apt folders."""
+        return self.var / f"slot{int(slot) % SLOTS}"
+
     @property
-    def mounts(self) -> list[tuple[Path, str, bool]]:
-        """``(host path, sandbox path, writable)``: the private package database and apt's folders."""
-        if self.dpkg is None:
+    def dpkg(self) -> Path | None:
+        """The package database the sandbox running now sees at ``/var/lib/dpkg`` (``None``: there is none)."""
+        return self.slot_dir(self.slot) / "dpkg" if self.has_dpkg else None
+
+    def mounts(self, slot: int = 0) -> list[tuple[Path, str, bool]]:
+        """``(host path, sandbox path, writable)``: slot ``slot``'s package database and apt's folders."""
+        if not self.has_dpkg:
             return []
-        out = [(self.dpkg, "/var/lib/dpkg", True), (Path("/var/lib/dpkg"), HOST_DPKG, False)]
-        return out + [(self.var / name, dest, True) for name, dest in _PRIVATE_VAR.items()]
+        folder = self.slot_dir(slot)
+        out = [(folder / "dpkg", "/var/lib/dpkg", True), (Path("/var/lib/dpkg"), HOST_DPKG, False)]
+        return out + [(folder / name, dest, True) for name, dest in _PRIVATE_VAR.items()]
 
     # ------------------------------------------------------------------ packages
-    def _stamp(self) -> tuple[int, ...]:
-        """What changes when anything writes the package database or apt's folders (mtimes of the folders)."""
-        assert self.dpkg is not None
-        paths = [self.dpkg, self.dpkg / "info", self.dpkg / "updates", self.dpkg / "status", self.var]
-        paths += [self.dpkg / name for name in _DPKG_DIRS] + [self.var / name for name in _PRIVATE_VAR]
-        stamp: list[int] = []
-        for path in paths:
-            try:
-                stat = path.stat()
-            except OSError:
-                stamp += [-1, -1]
-            else:
-                stamp += [stat.st_mtime_ns, stat.st_size]
-        return tuple(stamp)
+    def _stamp(self, slot: int) -> str:
+        """What changes when anything writes slot ``slot``'s package database or apt's folders, at any depth.
 
-    def restore(self) -> None:
-        """Put the private package database (and apt's folders) back as the VM's, unless nothing touched them.
-
-        Runs before the desktop's sandbox starts and at each reset, while nothing in the sandbox runs.
+        :func:`~agentrl.envs.osworld.runtime.safe_fs.tree_stamp` of each bound folder (inode change times, which
+        the sandbox cannot set back), read without following a link.
         """
-        if self.dpkg is None or (self._dpkg_stamp is not None and self._stamp() == self._dpkg_stamp):
+        parts: list[str] = []
+        try:
+            var = safe_fs.open_dir(self.slot_dir(slot))
+        except OSError:
+            return "missing"
+        try:
+            for name in _BOUND:
+                try:
+                    fd = safe_fs.open_dir(name, dir_fd=var)
+                except OSError:
+                    parts.append("missing")
+                    continue
+                try:
+                    parts.append(safe_fs.tree_stamp(fd))
+                finally:
+                    os.close(fd)
+        finally:
+            os.close(var)
+        return "/".join(parts)
+
+    def restore(self, slot: int = 0) -> None:
+        """Make slot ``slot``'s package database (and apt's folders) the VM's, unless nothing touched them.
+
+        Call it only while no sandbox binds that slot: before the sandbox that will bind it starts (the desktop
+        alternates two slots: the next episode's is prepared while the last episode's sandbox binds the other),
+        so no process can write there meanwhile, and the stamp of what was written, taken at the end, is exact.
+        The sandbox writes these folders, so the host works in them through descriptors
+        (:mod:`~agentrl.envs.osworld.runtime.safe_fs`): a link the sandbox left there (``status -> /etc/x``) is
+        removed or replaced, never written through; each file is written new and renamed into place.
+        """
+        slot = int(slot) % SLOTS
+        if not self.has_dpkg or (slot in self._stamps and self._stamp(slot) == self._stamps[slot]):
             return
+        self._stamps.pop(slot, None)
         host = Path("/var/lib/dpkg")
-        # Emptied, not removed: the sandbox binds these very folders (a new one would not be seen there).
-        for folder in [self.dpkg, *(self.var / name for name in _PRIVATE_VAR)]:
-            _empty(folder)
-        (self.dpkg / "info").mkdir()
-        (self.dpkg / "updates").mkdir()
-        for name in _DPKG_FILES:
-            with contextlib.suppress(OSError):
-                shutil.copyfile(host / name, self.dpkg / name)
-        for name in _DPKG_DIRS:
-            with contextlib.suppress(OSError):
-                shutil.copytree(host / name, self.dpkg / name, symlinks=True)
-            (self.dpkg / name).mkdir(exist_ok=True)
         status = (host / "status").read_text(encoding="utf-8", errors="replace").rstrip("\n")
         have = {line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("Package:")}
         extra = [stanza for stanza in VM_PACKAGES if stanza.split("\n", 1)[0].split(":", 1)[1].strip() not in have]
-        (self.dpkg / "status").write_text(
-            "\n\n".join([status, *(s.rstrip("\n") for s in extra)]) + "\n", encoding="utf-8"
-        )
-        info = self.dpkg / "info"
-        with os.scandir(host / "info") as entries:
-            for entry in entries:
-                os.symlink(f"{HOST_DPKG}/info/{entry.name}", info / entry.name)
-        for stanza in extra:
-            name = stanza.split("\n", 1)[0].split(":", 1)[1].strip()
-            (info / f"{name}.list").write_text("/.\n", encoding="utf-8")  # its files are not there
-        self._dpkg_stamp = self._stamp()
+        self.var.mkdir(parents=True, exist_ok=True)
+        var = safe_fs.open_dir(self.var)  # made by this process (mkdtemp) and not in the sandbox: only its folders are
+        try:
+            top = safe_fs.ensure_dir(var, self.slot_dir(slot).name, 0o700)
+        finally:
+            os.close(var)
+        try:
+            # Emptied, not removed: a sandbox binds these very folders (a new one would not be seen there).
+            for name in _BOUND:
+                fd = safe_fs.ensure_dir(top, name)
+                try:
+                    safe_fs.empty_dir(fd)
+                finally:
+                    os.close(fd)
+            dpkg = safe_fs.open_dir(_BOUND[0], dir_fd=top)
+            try:
+                self._fill_dpkg(dpkg, host, status, extra)
+            finally:
+                os.close(dpkg)
+        finally:
+            os.close(top)
+        self._stamps[slot] = self._stamp(slot)
+
+    @staticmethod
+    def _fill_dpkg(dpkg: int, host: Path, status: str, extra: list[str]) -> None:
+        """Fill the empty package database ``dpkg`` (an open folder) from the host's and the VM's extra packages."""
+        os.close(safe_fs.ensure_dir(dpkg, "updates"))
+        for name in _DPKG_FILES:
+            with contextlib.suppress(OSError):
+                safe_fs.copy_file(host / name, dpkg, name)
+        for name in _DPKG_DIRS:
+            with contextlib.suppress(OSError):
+                safe_fs.copy_tree(host / name, dpkg, name)
+            with contextlib.suppress(OSError):
+                os.close(safe_fs.ensure_dir(dpkg, name))
+        text = "\n\n".join([status, *(s.rstrip("\n") for s in extra)]) + "\n"
+        safe_fs.write_file(dpkg, "status", text.encode("utf-8"))
+        info = safe_fs.ensure_dir(dpkg, "info")
+        try:
+            with os.scandir(host / "info") as entries:
+                for entry in entries:  # into a folder just made: nothing is there to follow
+                    os.symlink(f"{HOST_DPKG}/info/{entry.name}", entry.name, dir_fd=info)
+            for stanza in extra:
+                name = stanza.split("\n", 1)[0].split(":", 1)[1].strip()
+                safe_fs.write_file(info, f"{name}.list", b"/.\n")  # its files are not there
+        finally:
+            os.close(info)
 
     @property
     def outside(self) -> list[Path]:

@@ -38,12 +38,24 @@ class Window:
     pid: int | None
 
 
+def _host_env(env: Mapping[str, str]) -> dict[str, str]:
+    """What of the desktop's environment these host-side X tools get: the display, and nothing that names HOME.
+
+    They run on the host, so they must not read the sandbox's HOME (which the agent writes) for settings.
+
+    >>> sorted(_host_env({"DISPLAY": ":5", "HOME": "/tmp/x/home", "PATH": "/usr/bin", "GTK_MODULES": "gail"}))
+    ['DISPLAY', 'PATH']
+    """
+    keep = ("DISPLAY", "XAUTHORITY", "PATH", "LANG")
+    return {key: value for key, value in env.items() if key in keep or key.startswith("LC_")}
+
+
 def _xdotool(args: list[str], env: Mapping[str, str], timeout_s: float = 5.0) -> str:
     exe = shutil.which("xdotool")
     if exe is None:
         raise FileNotFoundError("xdotool is not installed; install with: apt-get install -y xdotool")
     try:
-        proc = subprocess.run([exe, *args], env=dict(env), capture_output=True, timeout=timeout_s, check=False)
+        proc = subprocess.run([exe, *args], env=_host_env(env), capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         return ""
     return proc.stdout.decode(errors="replace")
@@ -55,7 +67,7 @@ def _wm_class(window_id: int, env: Mapping[str, str]) -> str:
         return ""
     try:
         out = subprocess.run(
-            [xprop, "-id", str(window_id), "WM_CLASS"], env=dict(env), capture_output=True, timeout=5, check=False
+            [xprop, "-id", str(window_id), "WM_CLASS"], env=_host_env(env), capture_output=True, timeout=5, check=False
         ).stdout.decode(errors="replace")
     except subprocess.TimeoutExpired:
         return ""
