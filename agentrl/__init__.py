@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from agentrl import envs as _envs  # noqa: F401  (registers every env id)
 from agentrl.core.registry import registered_domains, registered_envs
+from agentrl.serving import remote_env as _remote_env  # noqa: F401  (gym.make(ID, remote=URL))
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "registered_domains", "registered_envs"]

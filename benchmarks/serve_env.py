@@ -3,7 +3,7 @@ r"""What ``agentrl serve-env`` costs: the added latency per step over in-process
 Run ``python benchmarks/serve_env.py [--env AgentRL/SQL-v0] [--sessions 1 4 16 64] [--steps 20]`` from the
 repository root (``--desktop`` adds 8 OSWorld-v0 sessions on screenshots). The server is a separate
 ``agentrl serve-env`` process on 127.0.0.1; each session is one client thread with its own
-:class:`~agentrl.core.remote_env.RemoteEnv` (a WebSocket), playing ``--steps`` steps of a fixed action
+:class:`~agentrl.serving.remote_env.RemoteEnv` (a WebSocket), playing ``--steps`` steps of a fixed action
 (episodes reset as they end). The same actions are first timed in process, on one env: the baseline. Printed
 and written to ``benchmarks/results/serve_env.json``:
 

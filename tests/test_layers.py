@@ -2,7 +2,7 @@
 
 Layers, bottom to top (docs/design/layers.md, which a test here holds to this list)::
 
-    core < sandboxes < llm (agentrl.llm) < envs < wrappers = agents < rollout < league < train
+    core < serving < sandboxes < llm (agentrl.llm) < envs < wrappers = agents < rollout < league < train
          < bench < face (cli, integrations, testing, demo)
 
 The checker reads every module's source with :mod:`ast` (nothing is imported): ``import a.b``,
@@ -29,6 +29,7 @@ PACKAGE = "agentrl"
 #: bottom to top; names on one rank form one layer (wrappers and agents sit side by side)
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
+    ("serving",),
     ("sandboxes",),
     ("llm",),
     ("envs",),

@@ -20,7 +20,6 @@ pytest.importorskip("httpx")
 import httpx
 
 import agentrl  # noqa: F401
-from agentrl.core.serving import ServingMiddleware
 from agentrl.envs.search import retrieval as R
 from agentrl.envs.search import searchr1, server
 from agentrl.envs.search.corpus import Passage, build_corpus
@@ -28,6 +27,7 @@ from agentrl.envs.search.retrieval import HTTPRetriever, RetrievalError, get_ret
 from agentrl.envs.search.server import create_app, start_server_thread
 from agentrl.llm import embedding
 from agentrl.llm.embedding import default_prefixes
+from agentrl.serving.stack import ServingMiddleware
 
 N_ENTITIES = 60  # a small generated encyclopedia: fast to index, still multi-hop
 

@@ -26,11 +26,11 @@ pytest.importorskip("uvicorn", reason="uvicorn is missing: pip install 'agentrl-
 from websockets.sync.client import connect
 
 import agentrl  # noqa: F401  (registers the ids)
-from agentrl.core.env_server import EnvServer, serve_env
 from agentrl.core.episode import EpisodeEnv, Turn
 from agentrl.core.errors import InvalidActionType, ResetNeeded
-from agentrl.core.remote_env import RemoteEnv, RemoteEnvError
 from agentrl.core.spaces import UnicodeText
+from agentrl.serving.env_server import EnvServer, serve_env
+from agentrl.serving.remote_env import RemoteEnv, RemoteEnvError
 from agentrl.testing import check_domain
 
 

@@ -1,4 +1,4 @@
-"""The shared server stack (agentrl.core.serving) and the desktop server's HTTP layer over a fake session."""
+"""The shared server stack (agentrl.serving.stack) and the desktop server's HTTP layer over a fake session."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ import pytest
 pytest.importorskip("starlette", reason="starlette is missing: pip install 'agentrl-gym[serve]'")
 pytest.importorskip("uvicorn", reason="uvicorn is missing: pip install 'agentrl-gym[serve]'")
 
-from agentrl.core.serving import (
+from agentrl.envs.osworld.client import DesktopClient
+from agentrl.envs.osworld.server import serve_desktop
+from agentrl.serving.stack import (
     HTTPStatusError,
     decode_body,
     json_response,
@@ -25,8 +27,6 @@ from agentrl.core.serving import (
     parse_multipart,
     start_server_thread,
 )
-from agentrl.envs.osworld.client import DesktopClient
-from agentrl.envs.osworld.server import serve_desktop
 
 pytestmark = pytest.mark.timeout(60)
 

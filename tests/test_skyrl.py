@@ -69,7 +69,7 @@ def test_skyrls_loop_plays_our_envs_with_the_same_returns(env_id: str) -> None:
 
 def test_a_row_can_name_a_remote_env_served_by_serve_env() -> None:
     pytest.importorskip("websockets", reason="websockets is missing: pip install 'agentrl-gym[serve]'")
-    from agentrl.core.env_server import serve_env
+    from agentrl.serving.env_server import serve_env
 
     register_skyrl_envs()
     with serve_env("AgentRL/SQL-v0", insecure_loopback=True, allow_oracle=True) as server:  # the policy is the oracle

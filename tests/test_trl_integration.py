@@ -96,7 +96,7 @@ def test_grpo_trainer_two_steps_on_tirmath(tmp_path: Path, monkeypatch: pytest.M
     server = None
     if where == "served":
         pytest.importorskip("websockets", reason="websockets is missing: pip install 'agentrl-gym[serve]'")
-        from agentrl.core.env_server import serve_env
+        from agentrl.serving.env_server import serve_env
 
         server = serve_env("AgentRL/TIRMath-v0", {"max_turns": 2}, insecure_loopback=True, max_sessions=16)
         env_kwargs["remote"] = server.base_url

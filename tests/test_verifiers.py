@@ -124,7 +124,7 @@ def test_the_comparison_sees_a_difference(server: ModelServer, tmp_path: Path) -
 
 @pytest.mark.slow
 def test_episodes_on_an_env_server_are_the_same_episodes(server: ModelServer, tmp_path: Path) -> None:
-    from agentrl.core.env_server import serve_env
+    from agentrl.serving.env_server import serve_env
 
     args = (server.base_url, server.model, "AgentRL/Letter-v0")
     local = run_vf_eval(*args, tmp_path / "local", episodes=2, max_tokens=16)

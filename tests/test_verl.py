@@ -27,13 +27,13 @@ verl = pytest.importorskip(
 ray = pytest.importorskip("ray", reason="verl's rollout client talks to Ray actors: pip install 'agentrl-gym[ray]'")
 
 import agentrl  # noqa: E402, F401
-from agentrl.core.env_server import serve_env  # noqa: E402
 from agentrl.integrations.verl import (  # noqa: E402
     dataset_rows,
     episode_spec,
     local_rollout_worker,
     write_agent_loop_config,
 )
+from agentrl.serving.env_server import serve_env  # noqa: E402
 
 LETTER = {"turns": 2, "reply_chars": 8}
 PROMPT_LENGTH, RESPONSE_LENGTH = 256, 192

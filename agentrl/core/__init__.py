@@ -16,7 +16,6 @@ from agentrl.core.errors import (
     UnknownTask,
 )
 from agentrl.core.registry import register_domain, registered_domains, registered_envs
-from agentrl.core.remote_env import RemoteEnv
 from agentrl.core.spaces import UnicodeText, rgb_image_space
 from agentrl.core.task import JsonlTaskSource, ListTaskSource, Task, TaskSource
 from agentrl.core.verify import Rubric, RubricItem, Score, Verifier
@@ -34,7 +33,6 @@ __all__ = [
     "JsonlTaskSource",
     "ListTaskSource",
     "ParseError",
-    "RemoteEnv",
     "ResetNeeded",
     "Rubric",
     "RubricItem",

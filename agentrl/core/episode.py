@@ -153,13 +153,13 @@ class Turn(Generic[ObsT]):
 
 
 #: what ``remote=URL`` builds (``(env class, url, keyword arguments) -> env``): installed by
-#: :mod:`agentrl.core.remote_env` when it is imported (``agentrl.core`` imports it), since that module builds on
-#: this one and this one must not import it back.
+#: :mod:`agentrl.serving.remote_env` when it is imported (``import agentrl`` imports it), since that module builds
+#: on this one and this one must not import it back.
 _remote_maker: Callable[[type, str, dict[str, Any]], Any] | None = None
 
 
 def install_remote_maker(maker: Callable[[type, str, dict[str, Any]], Any]) -> None:
-    """Set what ``EpisodeEnv(remote=URL, ...)`` returns (called by :mod:`agentrl.core.remote_env`)."""
+    """Set what ``EpisodeEnv(remote=URL, ...)`` returns (called by :mod:`agentrl.serving.remote_env`)."""
     global _remote_maker
     _remote_maker = maker
 
@@ -189,13 +189,13 @@ class EpisodeEnv(gym.Env[ObsT, ActT], Generic[ObsT, ActT]):
     def __new__(cls, *args: Any, remote: str | None = None, **kwargs: Any) -> Any:
         """``remote=URL`` (``gym.make(ID, remote=URL)``): the env served there (``agentrl serve-env``) instead.
 
-        The result is a :class:`~agentrl.core.remote_env.RemoteEnv`, checked to serve this class with the same
+        The result is a :class:`~agentrl.serving.remote_env.RemoteEnv`, checked to serve this class with the same
         arguments; without ``remote`` this is the plain constructor.
         """
         if remote is None:
             return super().__new__(cls)
-        if _remote_maker is None:  # agentrl.core imports agentrl.core.remote_env, which installs it
-            raise RuntimeError("remote= needs agentrl.core.remote_env: import agentrl")
+        if _remote_maker is None:  # import agentrl imports agentrl.serving.remote_env, which installs it
+            raise RuntimeError("remote= needs agentrl.serving.remote_env: import agentrl")
         if args:  # a factory passed some arguments by position (make_game_env): name them, to compare with the server's
             import inspect
 

@@ -51,7 +51,7 @@ needs a token (``--token``: clients send it as their OpenAI API key, ``Authoriza
 token every route but ``/health`` needs it. Request bodies above ``max_request_bytes`` (8 MiB) answer 413
 before they are parsed, and a prompt whose characters cannot fit the model's context (the longest token of the
 vocabulary times the context) answers 400 before it is tokenised; tokenising runs off the event loop. Every
-request passes :mod:`agentrl.core.http_guard` first (``Host`` and ``Origin``, JSON bodies only, a body deadline,
+request passes :mod:`agentrl.serving.guard` first (``Host`` and ``Origin``, JSON bodies only, a body deadline,
 a connection limit and a header timeout).
 """
 
@@ -68,8 +68,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentrl.core.errors import AgentRLError
-from agentrl.core.http_guard import check_token
-from agentrl.core.serving import (
+from agentrl.llm.base import BackendError, Generation, GenerationConfig
+from agentrl.llm.tool_calls import ToolCallError, needs_tool_rendering, parse_tool_calls, render_tool_chat
+from agentrl.serving.guard import check_token
+from agentrl.serving.stack import (
     ServerHandle,
     ServingMiddleware,
     add_guard_arguments,
@@ -80,8 +82,6 @@ from agentrl.core.serving import (
     refuse_remote,
     start_server_thread,
 )
-from agentrl.llm.base import BackendError, Generation, GenerationConfig
-from agentrl.llm.tool_calls import ToolCallError, needs_tool_rendering, parse_tool_calls, render_tool_chat
 
 __all__ = [
     "DEFAULT_PORT",
@@ -306,7 +306,7 @@ def create_app(
 ) -> Any:
     """An ASGI app serving ``backend`` (anything with ``agenerate``; ``agenerate_ids`` for token-in).
 
-    A FastAPI app behind :class:`~agentrl.core.serving.ServingMiddleware`: the body cap, the token and JSON bodies
+    A FastAPI app behind :class:`~agentrl.serving.stack.ServingMiddleware`: the body cap, the token and JSON bodies
     are checked there, before FastAPI parses anything.
 
     Args:
@@ -582,7 +582,7 @@ _KINDS = {401: "authentication_error", 403: "permission_error", 404: "not_found_
 
 
 class ModelServer(ServerHandle):
-    """A running :func:`serve_model` server: uvicorn in a daemon thread (:mod:`agentrl.core.serving`).
+    """A running :func:`serve_model` server: uvicorn in a daemon thread (:mod:`agentrl.serving.stack`).
 
     Attributes:
         url: the server's root, ``http://HOST:PORT``.
@@ -631,7 +631,7 @@ def serve_model(
         recorder: serve a recording endpoint (see :func:`create_app`).
         token: the bearer token (an OpenAI client's ``api_key``) every route but ``/health`` needs.
         max_request_bytes: bodies above this answer 413.
-        guard: :func:`~agentrl.core.serving.start_server_thread`'s guard options (``allowed_hosts``,
+        guard: :func:`~agentrl.serving.stack.start_server_thread`'s guard options (``allowed_hosts``,
             ``allowed_origins``, ``max_connections``, ``header_timeout_s``).
 
     Raises:

@@ -13,7 +13,7 @@ Errors answer ``{"error": "..."}`` with 400 (bad request), 401 (missing or wrong
 session: expired, closed, or the server restarted), 413 (request or code too large), 429 (a per-client
 limit: sessions, or concurrent executes) or 503 (the tier cannot start a sandbox).
 
-The server is an ASGI app served by uvicorn in a thread (:mod:`agentrl.core.serving`, the stack of
+The server is an ASGI app served by uvicorn in a thread (:mod:`agentrl.serving.stack`, the stack of
 all our servers; HTTP/1.1 keep-alive, ``TCP_NODELAY``); each request is logged at INFO on the
 ``agentrl.sandboxes.server`` logger. It binds 127.0.0.1 by default; another address needs
 ``allow_remote=True`` (``--allow-remote``) *and* at least one token. Requests carry untrusted code
@@ -44,8 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from agentrl.core.http_guard import check_token
-from agentrl.core.serving import (
+from agentrl.sandboxes.base import ExecutionRequest
+from agentrl.serving.guard import check_token
+from agentrl.serving.stack import (
     HTTPStatusError,
     ServerHandle,
     add_guard_arguments,
@@ -59,7 +60,6 @@ from agentrl.core.serving import (
     refuse_remote,
     start_server_thread,
 )
-from agentrl.sandboxes.base import ExecutionRequest
 
 __all__ = ["DEFAULT_PORT", "SandboxServer", "create_app", "main", "serve_sandbox"]
 
@@ -429,7 +429,7 @@ class SandboxServer:
 def create_app(server: SandboxServer) -> Any:
     """The ASGI app of ``server``'s endpoints (the table in the module docstring).
 
-    The token check, the request-size limit and the error shape are :func:`agentrl.core.serving.make_app`'s;
+    The token check, the request-size limit and the error shape are :func:`agentrl.serving.stack.make_app`'s;
     sandbox calls run in the thread pool.
     """
     from starlette.concurrency import run_in_threadpool
@@ -507,7 +507,7 @@ def serve_sandbox(
         allow_remote: allow a non-loopback ``host``.
         **limits: the other :class:`SandboxServer` arguments (``max_sessions_per_client``, ...), and the
             guard's (``allowed_hosts``, ``allowed_origins``, ``max_connections``, ``header_timeout_s``: see
-            :func:`~agentrl.core.serving.start_server_thread`).
+            :func:`~agentrl.serving.stack.start_server_thread`).
 
     Raises:
         ValueError: a non-loopback host without ``allow_remote`` or without tokens (of at least 16 characters).

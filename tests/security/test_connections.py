@@ -1,4 +1,4 @@
-"""Attacks on the connection layer every server shares (:mod:`agentrl.core.http_guard`): slowloris, floods, slow bodies.
+"""Attacks on the connection layer every server shares (:mod:`agentrl.serving.guard`): slowloris, floods, slow bodies.
 
 Finding 8 of the trust audit of 036fe13: 1,100 unfinished requests stopped ``serve-env`` (no header timeout, no
 connection limit), and its accept errors then logged 262 MB in 80 s. These tests hold that many connections open
@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="uvicorn is missing: pip install 'agentrl-gym[serve]'")
 
-from agentrl.core.serving import start_server_thread
+from agentrl.serving.stack import start_server_thread
 from tests.security.attack import raise_own_files_limit, raw_request, server_process, status_of
 
 pytestmark = pytest.mark.slow
@@ -84,7 +84,7 @@ def test_slowloris_with_the_defaults_neither_stops_the_server_nor_floods_its_log
 
 
 def _echo_app() -> object:
-    from agentrl.core.serving import json_response, make_app
+    from agentrl.serving.stack import json_response, make_app
 
     async def echo(request: object) -> object:
         body = await request.body()  # type: ignore[attr-defined]
@@ -143,7 +143,7 @@ def test_a_body_sent_too_slowly_is_answered_408() -> None:
 
 
 def test_an_oversized_body_is_refused_before_it_is_read_whole() -> None:
-    from agentrl.core.serving import json_response, make_app
+    from agentrl.serving.stack import json_response, make_app
 
     async def echo(request: object) -> object:
         return json_response({"n": len(await request.body())})  # type: ignore[attr-defined]

@@ -24,10 +24,10 @@ pytest.importorskip("uvicorn", reason="uvicorn is missing: pip install 'agentrl-
 from websockets.sync.client import connect
 
 import agentrl  # noqa: F401  (registers the ids)
-from agentrl.core.env_server import serve_env
 from agentrl.core.episode import EpisodeEnv, Turn
-from agentrl.core.remote_env import RemoteEnvError
 from agentrl.core.spaces import UnicodeText
+from agentrl.serving.env_server import serve_env
+from agentrl.serving.remote_env import RemoteEnvError
 from tests.security.attack import raw_request, server_process, status_of
 
 ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789ab"

@@ -60,8 +60,8 @@ def test_download_file_refuses_loopback_and_private_addresses(desktop: Any, host
 
 def test_download_file_checks_every_redirect(monkeypatch: pytest.MonkeyPatch, host_only_server: str) -> None:
     """A public URL that redirects to loopback: the second hop is refused (here 127.0.0.1 plays the public host)."""
-    from agentrl.core import http_guard
-    from agentrl.core.http_guard import FetchRefused, fetch_public
+    from agentrl.serving import guard as http_guard
+    from agentrl.serving.guard import FetchRefused, fetch_public
 
     port = host_only_server.rsplit(":", 1)[1]
     public = f"http://127.0.0.1:{port}"

@@ -20,9 +20,9 @@ pytest.importorskip("playwright.sync_api", reason="playwright is missing: pip in
 
 from playwright import sync_api as playwright
 
-from agentrl.core.env_server import serve_env
 from agentrl.envs.games.browser import CHROMIUM_ARGS, find_chromium
 from agentrl.envs.osworld.server import serve_desktop
+from agentrl.serving.env_server import serve_env
 from tests.security.attack import page_server
 from tests.test_serving import FakeSession
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.core.serving import UnixHTTPConnection
 from agentrl.envs.osworld.evaluators import get_result
+from agentrl.serving.stack import UnixHTTPConnection
 
 __all__ = ["DesktopClient"]
 

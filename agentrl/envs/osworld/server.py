@@ -57,7 +57,7 @@ only allowed on a loopback address. The server binds 127.0.0.1; another address 
 ``allow_remote=True`` and a token. Each request is logged at INFO level on the
 ``agentrl.osworld.server`` logger (route, status, seconds).
 
-The server is an ASGI app served by uvicorn in a thread (:mod:`agentrl.core.serving`, shared with
+The server is an ASGI app served by uvicorn in a thread (:mod:`agentrl.serving.stack`, shared with
 the sandbox, model and retrieval servers), over TCP or a unix socket. Request bodies are JSON, or
 forms (urlencoded or multipart), as OSWorld's clients send them; above ``max_request_bytes`` they
 answer 413. Errors answer ``{"status": "error", "error": ..., "message": ...}``.
@@ -81,21 +81,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentrl.core.http_guard import FetchRefused, check_token, fetch_public
-from agentrl.core.serving import (
-    HTTPStatusError,
-    ServerHandle,
-    add_guard_arguments,
-    check_bearer,
-    decode_body,
-    guard_options,
-    is_loopback,
-    json_response,
-    make_app,
-    read_token,
-    refuse_remote,
-    start_server_thread,
-)
 from agentrl.envs.osworld.runtime.apps import installed_apps, opener_for, resolve_command
 from agentrl.envs.osworld.runtime.cdp import PORT as CDP_PORT
 from agentrl.envs.osworld.runtime.cdp import is_cdp_forward
@@ -109,6 +94,21 @@ from agentrl.envs.osworld.runtime.windows import (
     list_windows,
     wait_for_window,
     window_size,
+)
+from agentrl.serving.guard import FetchRefused, check_token, fetch_public
+from agentrl.serving.stack import (
+    HTTPStatusError,
+    ServerHandle,
+    add_guard_arguments,
+    check_bearer,
+    decode_body,
+    guard_options,
+    is_loopback,
+    json_response,
+    make_app,
+    read_token,
+    refuse_remote,
+    start_server_thread,
 )
 
 __all__ = ["COMMAND_ROUTES", "DesktopServer", "create_app", "serve_desktop"]
@@ -799,7 +799,7 @@ def serve_desktop(
     Without a ``token`` the routes of :data:`COMMAND_ROUTES` answer 403, unless ``insecure_loopback``
     (loopback or a unix socket only; the socket is then its owner's alone, mode 0600). ``allowed_hosts``,
     ``allowed_origins``, ``max_connections`` and ``header_timeout_s`` are the guard's
-    (:func:`~agentrl.core.serving.start_server_thread`); ``options`` go to :class:`DesktopServer`.
+    (:func:`~agentrl.serving.stack.start_server_thread`); ``options`` go to :class:`DesktopServer`.
 
     Raises:
         ValueError: a non-loopback ``host`` without ``allow_remote``, or without a ``token``.

@@ -1,4 +1,4 @@
-"""A retrieval server for ``AgentRL/Search-v0`` (FastAPI on uvicorn, :mod:`agentrl.core.serving`; loopback by default).
+"""A retrieval server for ``AgentRL/Search-v0`` (FastAPI on uvicorn, :mod:`agentrl.serving.stack`; loopback by default).
 
 ``POST /search {"queries": [...], "k": 3}`` answers ``{"results": [[{id, title, text, score}, ...],
 ...]}``; ``GET /health`` answers ``{"status": "ok", "kind": ..., "n_passages": ...}``.
@@ -22,7 +22,7 @@ as Search-R1 does); ``--query-prefix``/``--passage-prefix`` override them.
 Non-loopback hosts are refused unless ``--allow-remote`` is given; ``--token`` (of at least 16 characters off
 loopback) makes every route but ``/health`` need ``Authorization: Bearer <token>`` (Search-R1's client sends
 none, so it is optional). Request bodies above :data:`MAX_REQUEST_BYTES` answer 413 before they are parsed, and
-every request passes :mod:`agentrl.core.http_guard` first (``Host`` and ``Origin``, JSON bodies only, a body
+every request passes :mod:`agentrl.serving.guard` first (``Host`` and ``Origin``, JSON bodies only, a body
 deadline, a connection limit and a header timeout); ``docs/design/security.md`` is the threat model.
 """
 
@@ -39,8 +39,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, StrictBool
 
-from agentrl.core.http_guard import check_token
-from agentrl.core.serving import (
+from agentrl.envs.search import searchr1
+from agentrl.envs.search.retrieval import Retriever, get_retriever
+from agentrl.serving.guard import check_token
+from agentrl.serving.stack import (
     ServerHandle,
     add_guard_arguments,
     guard_options,
@@ -49,8 +51,6 @@ from agentrl.core.serving import (
     refuse_remote,
     start_server_thread,
 )
-from agentrl.envs.search import searchr1
-from agentrl.envs.search.retrieval import Retriever, get_retriever
 
 __all__ = [
     "MAX_K",
@@ -190,7 +190,7 @@ def create_app(retriever: Retriever, kind: str | None = None, default_topk: int 
 
 def guarded_app(app: Any, *, token: str | None = None, max_request_bytes: int = MAX_REQUEST_BYTES) -> Any:
     """``app`` (:func:`create_app`'s) behind the body cap, the JSON-only check and, with ``token``, the token."""
-    from agentrl.core.serving import ServingMiddleware, check_bearer
+    from agentrl.serving.stack import ServingMiddleware, check_bearer
 
     def authenticate(header: str | None, path: str) -> None:
         if token is not None and path != "/health":
@@ -220,7 +220,7 @@ def serve(
     ``model_path``, ``query_prefix`` and ``passage_prefix`` choose the dense model (see
     :func:`~agentrl.envs.search.retrieval.get_retriever`); ``default_topk`` is ``/retrieve``'s default.
     ``token`` guards every route but ``/health``; ``guard`` goes to
-    :func:`~agentrl.core.serving.start_server_thread`. Once it listens, ``agentrl-retrieval-server: URL`` (the
+    :func:`~agentrl.serving.stack.start_server_thread`. Once it listens, ``agentrl-retrieval-server: URL`` (the
     bound port, also for ``port=0``) is printed on stdout. Each request is logged at INFO on the
     ``agentrl.search.server`` logger.
     """

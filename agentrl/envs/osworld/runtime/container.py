@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrl.core.errors import SandboxUnavailable
-from agentrl.core.serving import UnixHTTPConnection
+from agentrl.serving.stack import UnixHTTPConnection
 
 __all__ = [
     "DESKTOP_PACKAGES",
@@ -88,7 +88,7 @@ SITE_PACKAGES = (
     "pyrect",
     "pygetwindow",
     "mss",
-    # the desktop server's stack (agentrl.core.serving): Starlette on uvicorn, all pure Python
+    # the desktop server's stack (agentrl.serving.stack): Starlette on uvicorn, all pure Python
     "starlette",
     "anyio",
     "idna",

@@ -2,7 +2,7 @@ r"""Any registered env id as a network service, in OpenEnv's shape: ``agentrl se
 
 A trainer on a GPU node (verl, SkyRL, TRL, open-instruct, prime-rl) talks to envs that run elsewhere over this
 protocol; OpenEnv's own clients (``openenv.core.GenericEnvClient``) work against it unchanged, and
-:class:`~agentrl.core.remote_env.RemoteEnv` (``gym.make(ID, remote=URL)``) turns it back into a Gymnasium env.
+:class:`~agentrl.serving.remote_env.RemoteEnv` (``gym.make(ID, remote=URL)``) turns it back into a Gymnasium env.
 
 Routes (OpenEnv's, plus ``/close``)::
 
@@ -40,7 +40,7 @@ client's ``/step``, ``/state``, ``/reset`` or ``/close`` with that id is answere
 Security (``docs/design/security.md``): loopback only unless ``allow_remote`` with a token of at least 16
 characters; with tokens every route but ``/health``, ``/schema`` and ``/metadata`` needs
 ``Authorization: Bearer <token>``; without one, the env routes answer 403 unless ``insecure_loopback``. Every
-request passes :mod:`agentrl.core.http_guard` first (``Host`` and ``Origin``, body size and deadline, a
+request passes :mod:`agentrl.serving.guard` first (``Host`` and ``Origin``, body size and deadline, a
 connection limit and a header timeout), and an action is checked against the action space before it is
 decoded. Bad input answers 400/422, never 500.
 """
@@ -63,8 +63,9 @@ from typing import Any
 import gymnasium as gym
 
 from agentrl.core.errors import AgentRLError, InvalidActionType
-from agentrl.core.http_guard import DEFAULT_MAX_CONNECTIONS, check_token
-from agentrl.core.serving import (
+from agentrl.core.wire import WireError, decode_for_space, encode, space_to_json
+from agentrl.serving.guard import DEFAULT_MAX_CONNECTIONS, check_token
+from agentrl.serving.stack import (
     HTTPStatusError,
     ServerHandle,
     add_guard_arguments,
@@ -78,7 +79,6 @@ from agentrl.core.serving import (
     refuse_remote,
     start_server_thread,
 )
-from agentrl.core.wire import WireError, decode_for_space, encode, space_to_json
 
 __all__ = ["EnvServer", "OracleDisabled", "ServerFull", "UnknownSession", "kwargs_digests", "serve_env"]
 
@@ -669,7 +669,7 @@ def serve_env(
     """Serve ``env_id`` in a daemon thread; the handle has ``base_url``, ``close()`` and ``app`` (an EnvServer).
 
     ``tokens``, ``allow_oracle`` and ``max_sessions_per_client`` are :class:`EnvServer`'s; ``guard`` goes to
-    :func:`~agentrl.core.serving.start_server_thread` (``allowed_hosts``, ``allowed_origins``,
+    :func:`~agentrl.serving.stack.start_server_thread` (``allowed_hosts``, ``allowed_origins``,
     ``max_connections``, ``header_timeout_s``...).
 
     Raises:

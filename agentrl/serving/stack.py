@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from agentrl.core.errors import AgentRLError
-from agentrl.core.http_guard import (
+from agentrl.serving.guard import (
     DEFAULT_HEADER_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
     Exposure,
@@ -119,7 +119,7 @@ def check_bearer(header: str | None, tokens: Mapping[str, T]) -> T:
     >>> check_bearer(None, {"s3cret": "alice"})
     Traceback (most recent call last):
     ...
-    agentrl.core.serving.HTTPStatusError: missing token: send 'Authorization: Bearer <token>'
+    agentrl.serving.stack.HTTPStatusError: missing token: send 'Authorization: Bearer <token>'
     """
     import hmac
 
@@ -254,7 +254,7 @@ class ServingMiddleware:
             short calls (a few milliseconds at most), where the two thread switches of the pool
             would cost more than the call on a loaded machine.
         body_types: ``{path: "json" | "form" | "any"}``: what a route's body may be
-            (:func:`~agentrl.core.http_guard.check_content_type`); a path not listed takes ``default_body``.
+            (:func:`~agentrl.serving.guard.check_content_type`); a path not listed takes ``default_body``.
             Another content type answers 415 before the route runs.
         default_body: the body type of unlisted paths (``"json"``: a ``text/plain`` or form post, which a web
             page may send cross-site without a preflight, is refused).
@@ -501,7 +501,7 @@ class GuardMiddleware:
     """The outermost ASGI layer of every server :func:`start_server_thread` starts: ``Host``, ``Origin``, body deadline.
 
     A request (or WebSocket handshake) whose ``Host`` or ``Origin`` the server's
-    :class:`~agentrl.core.http_guard.Exposure` refuses answers 403 before any route, token check or body read;
+    :class:`~agentrl.serving.guard.Exposure` refuses answers 403 before any route, token check or body read;
     a handshake is refused with 403 too. A request body must arrive whole within ``body_timeout_s`` of the
     headers (each ``receive`` waits at most until then; 408 after). Everything else passes through unchanged.
     """
@@ -717,7 +717,7 @@ def start_server_thread(
     ``before_close`` runs first on close; requests in flight get ``graceful_s`` to finish.
     ``handle_class`` (a subclass) and ``handle_options`` make a richer handle.
 
-    Every server started here is guarded (:mod:`agentrl.core.http_guard`): :class:`GuardMiddleware` answers
+    Every server started here is guarded (:mod:`agentrl.serving.guard`): :class:`GuardMiddleware` answers
     403 to a ``Host`` or ``Origin`` the bind does not allow (``allowed_hosts`` and ``allowed_origins`` add some)
     and 408 to a body slower than ``body_timeout_s``; the connection protocol holds at most
     ``max_connections`` connections (503 past that) and closes one whose headers take longer than

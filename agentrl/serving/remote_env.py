@@ -174,7 +174,7 @@ class RemoteEnv(EpisodeEnv[Any, Any]):
         wanted, theirs = expect.get("make_kwargs"), schema.get("make_kwargs_sha256")
         if wanted is None or theirs is None:
             return
-        from agentrl.core.env_server import kwargs_digests
+        from agentrl.serving.env_server import kwargs_digests
 
         mine = kwargs_digests(dict(wanted))  # the server shows digests only: its values may hold secrets
         differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
