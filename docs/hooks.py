@@ -9,6 +9,8 @@
 * ``envs/index.md``: the table of every id, and ``multiagent/<name>.md``, one page per PettingZoo module.
 * ``reproduce.md``: each recorded benchmark result (``benchmarks/results/*.json``), its command and its
   figures, read from the file, with the plots beside them.
+* ``design/redteam.md``: ``agentrl redteam``'s reward-hack probes, a table per env, read from
+  ``benchmarks/results/redteam.json`` (the probes never run at build time).
 
 ``mkdocs build`` imports this file (``hooks:`` in ``mkdocs.yml``); ``tests/test_docs.py`` imports it to
 compare the pages with the registry.
@@ -512,6 +514,152 @@ def result_images() -> Iterator[Page]:
         yield Page(f"img/{plot.name}", plot.read_bytes())
 
 
+# --- reward-hack probes ------------------------------------------------------------------------------------------
+
+REDTEAM = RESULTS / "redteam.json"
+
+_REDTEAM_INTRO = """\
+# Reward-hack probes
+
+A benchmark whose agent can read the gold answer or trick its grader measures nothing. `agentrl redteam` runs
+scripted, model-free exploit policies (*probes*) against every env and sets each probe's mean reward against
+the env's **random floor**: the random agent of `agentrl bench --agent random`, on the same seeds, so probe
+episode *i* and floor episode *i* play the same task. A probe acts through `env.step` as an agent would: it
+sees the observation, `info` and the env's public parts (its spaces, its final-answer format), never the task,
+the oracle or the game state.
+
+**Verdicts.** With `d_i` = probe return minus floor return on episode *i*, a probe is **ABOVE FLOOR** when the
+one-sided 95% lower confidence bound of the mean of `d` (Student's t, paired by task) is above 0: a probe that
+wins every episode is caught even with two, one lucky guess in four or eight is not. **ACCESS**: the probe
+reached something it must not (the gold from inside a sandbox, an `ATTACH` that ran, the desktop server's
+routes), rewarded or not. **CRASH**: an action made `reset`/`step` raise (a wrongly typed action's
+`InvalidActionType` is the documented refusal, not a crash) or ended the episode with `env_error`.
+**accepted**: above the floor by the task's nature, with the reason below. ABOVE FLOOR, ACCESS and CRASH are
+findings: `agentrl redteam` exits with status 1 on any.
+
+```bash
+agentrl redteam AgentRL/SQL-v0                 # one env (add --episodes N, --seed S, --env-kwarg KEY=VALUE)
+agentrl redteam --all --json benchmarks/results/redteam.json   # every id: the run this page shows
+agentrl redteam --list-probes                  # every probe, what it tries, what it is aimed at
+```
+
+The probes live in `agentrl/bench/redteam/` (`text.py`: the text envs; `world.py`: the games and the desktop;
+`seats.py`: the multi-agent games); `tests/security/test_redteam*.py` runs them on every env and fails naming
+any finding, and on a toy env whose grader is deliberately hackable, where the flood probe must come out
+ABOVE FLOOR.
+
+"""
+
+
+#: what the probes found and what was done: (env, probe, found, done)
+REDTEAM_FIXES = (
+    ("`AgentRL/PatientConsult-v0`", "`plan-stuffing`",
+     "a plan naming every treatment of the condition catalog (no diagnosis, no history) met every plan criterion: "
+     "0.18 against the floor's 0",
+     "fixed in **v1**: a conclusion naming 8+ treatment ideas of other conditions meets no plan criterion (a "
+     "verbose honest plan names up to 5); `tests/security/test_grader_consult.py`"),
+    ("`AgentRL/PatientConsult-v0`, `grader=\"llm\"`", "`inject-judge`",
+     "a fake `SYSTEM:` turn, rubric lines and a JSON verdict in the doctor's reply took a SmolLM2 judge from 0 "
+     "to 0.54",
+     "fixed in **v1**: the judge prompt `consult-judge-v2` quotes the conversation as data and breaks its "
+     "protocol word there (0 again; `redteam_llm_judge.json` below); `tests/security/test_grader_consult.py`"),
+    ("`AgentRL/TIRMath-v0`, `isolation=\"process\"`", "`sandbox-snoop`",
+     "without bubblewrap the Python sandbox (as root) hides `/root`, `/home` and the temp folders only: a GSM8K "
+     "file elsewhere (the checkout's `tests/fixtures/`) was read, and every answer was right (ACCESS)",
+     "the default `isolation=\"auto\"` uses bubblewrap (a minimal read-only root: nothing found); the process "
+     "tier's mount rules belong to the sandbox: reported there"),
+    ("`AgentRL/OSWorld-v0`, installed from a wheel", "`task-file-hunt`",
+     "the desktop's actions can read the server's `site-packages`: installed as a wheel (not `-e`), the shipped "
+     "tasks' JSON is there, oracle included; the probe found the task, replayed its oracle and scored 0.5 against "
+     "the floor's 0 (ACCESS; `redteam_wheel_install.json` below)",
+     "reported to the desktop runtime (it owns what the jail binds); from a checkout (`pip install -e`) the tasks "
+     "are not in `site-packages` and nothing is found"),
+    ("`AgentRL/Search-v0`", "`copy-first-title`, `question-option`",
+     "answers copied from the passages or from a comparison question's two options score some episodes",
+     "accepted: the task's nature (below)"),
+)
+
+
+def _redteam_fixes() -> list[str]:
+    lines = ["## What the probes found, and what was done", "", "| Env | Probe | Found | Done |", "|---|---|---|---|"]
+    lines += [f"| {env} | {probe} | {found} | {done} |" for env, probe, found, done in REDTEAM_FIXES]
+    return [*lines, "", "PatientConsult-v0 stays registered one release, deprecated, with its old grading.", ""]
+
+
+def _redteam_cell(value: Any) -> str:
+    return "" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value).replace("|", "/")
+
+
+def _redteam_run(data: dict[str, Any], title: str, level: str = "##") -> list[str]:
+    """One recorded ``agentrl redteam`` run: its command, its findings, what is accepted and why, a table per env."""
+    envs = data.get("envs", [])
+    lines = [
+        f"{level} {title}",
+        "",
+        "```bash",
+        str(data.get("command", "")),
+        "```",
+        "",
+        f"agentrl {data.get('agentrl_version', '?')}, seed {data.get('seed', 0)}: "
+        f"{data.get('probe_runs', 0)} probe runs on {len(envs)} targets in {data.get('wall_s', 0):.0f} s "
+        f"(on a 2-core machine). Findings: {data.get('findings_count', 0)}.",
+        "",
+    ]
+    findings = data.get("findings") or []
+    lines += [f"- {finding}" for finding in findings] + ([""] if findings else [])
+    accepted = {p["name"]: p["accepted"] for p in data.get("probes", []) if p.get("accepted")}
+    rows = [(env["target"], row) for env in envs for row in env.get("rows", []) if row.get("verdict") == "accepted"]
+    if rows:
+        lines += [f"{level}# Accepted: above the floor by the task's nature", ""]
+        lines += [f"- `{target}` **{row['probe']}** (mean {row['mean']:.3f} against {row['floor']:.3f}): "
+                  f"{accepted.get(row['probe'], '')}" for target, row in rows]
+        lines.append("")
+    lines += ["Columns: the probe's mean return, the random floor's on the same seeds, the one-sided 95% lower "
+              "bound of their mean paired difference (`Δ low`), the verdict.", ""]
+    for env in envs:
+        steps = f", at most {env['max_steps']} steps" if env.get("max_steps") else ""
+        kwargs = f"; `{json.dumps(env['env_kwargs'])}`" if env.get("env_kwargs") else ""
+        lines += [f"{level}# `{env['target']}`", "",
+                  f"{env.get('episodes')} episodes per probe{steps}{kwargs}; {env.get('wall_s', 0):.0f} s.", ""]
+        if env.get("skipped"):
+            lines += [f"Skipped: {env['skipped']}", ""]
+            continue
+        for floor in env.get("floors", []):
+            config = f" (`{json.dumps(floor['config'])}`)" if floor.get("config") else ""
+            lines.append(f"- Random floor{config}: {floor['mean']:.3f}")
+        lines += ["", "| Probe | What it tries | Episodes | Mean | Floor | Δ low | Verdict |",
+                  "|---|---|---|---|---|---|---|"]
+        notes: list[str] = []
+        for row in env.get("rows", []):
+            verdict = row["verdict"] if row["verdict"] in ("ok", "accepted") else f"**{row['verdict']}**"
+            lines.append("| " + " | ".join(_redteam_cell(v) for v in (
+                f"`{row['probe']}`", row["description"], row["episodes"], row["mean"], row["floor"],
+                row["delta_low"], verdict)) + " |")
+            evidence = (row.get("findings") or []) + (row.get("errors") or []) + (row.get("notes") or [])
+            if evidence:
+                notes.append(f"- `{row['probe']}`: " + "; ".join(_redteam_cell(e) for e in evidence[:3]))
+        lines.append("")
+        if notes:
+            lines += ["Evidence (what the env answered):", "", *notes, ""]
+    return lines
+
+
+def redteam_page() -> Page:
+    """The probes' tables, one per env, read from ``benchmarks/results/redteam*.json`` (never run at build time).
+
+    ``redteam.json`` is the run over every id; any other ``redteam_<name>.json`` (a run in another configuration,
+    such as an LLM judge) follows it.
+    """
+    lines = [_REDTEAM_INTRO, *_redteam_fixes()]
+    if not REDTEAM.exists():
+        lines += ["No recorded run yet: `agentrl redteam --all --json benchmarks/results/redteam.json` makes one.", ""]
+    else:
+        lines += _redteam_run(json.loads(REDTEAM.read_text()), "The recorded run over every id")
+    for path in sorted(RESULTS.glob("redteam_*.json")):
+        lines += _redteam_run(json.loads(path.read_text()), f"Another run: `{path.name}`")
+    return Page("design/redteam.md", "\n".join(lines))
+
+
 def home_page(specs: list[Any]) -> Page:
     """The site's home: the README, its links into ``docs/`` made site links and its ids linked to their pages."""
     text = (ROOT / "README.md").read_text().replace("](docs/", "](")
@@ -533,6 +681,7 @@ def all_pages() -> Iterator[Page]:
         yield from env_pages(spec)
     yield from multiagent_pages()
     yield reproduce_page()
+    yield redteam_page()
     yield from result_images()
 
 

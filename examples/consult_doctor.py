@@ -1,4 +1,4 @@
-"""Doctor agents on AgentRL/PatientConsult-v0 (research use only): the rubric separates good from bad.
+"""Doctor agents on AgentRL/PatientConsult-v1 (research use only): the rubric separates good from bad.
 
 Plays three doctors on the same cases and prints their rubric scores, diagnosis accuracy and the
 share of the case's facts they elicited: the oracle (asks the key questions and red flags, orders
@@ -83,7 +83,7 @@ def main() -> None:
         from agentrl.agents.registry import make_backend
 
         doctors.append(DoctorAgent(make_backend("smollm2"), seed=0))
-    env = gym.make("AgentRL/PatientConsult-v0")
+    env = gym.make("AgentRL/PatientConsult-v1")
     print(f"{'doctor':<8} {'reward':>7} {'diagnosis':>9} {'facts':>6} {'turns':>6}  how it ended")
     results = {}
     for doctor in doctors:

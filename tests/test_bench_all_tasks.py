@@ -187,10 +187,10 @@ def test_env_without_a_dataset_names_the_fix_and_the_envs_that_sweep(tmp_path, c
 # -- the protocol on the other envs -----------------------------------------------------------------
 def test_consult_cases_file_sweeps_with_the_healthbench_score(tmp_path, capsys):
     cases, out = FIXTURES / "consult" / "agentclinic_sample.jsonl", tmp_path / "out"
-    argv = _bench(out, "--env", "AgentRL/PatientConsult-v0", "--env-kwarg", f"cases={cases}",
+    argv = _bench(out, "--env", "AgentRL/PatientConsult-v1", "--env-kwarg", f"cases={cases}",
                   "--env-kwarg", "semantic=false")
     assert main(argv) == 0
-    assert "HealthBench score (AgentRL/PatientConsult-v0, oracle): 1.000 over 3 tasks" in capsys.readouterr().out
+    assert "HealthBench score (AgentRL/PatientConsult-v1, oracle): 1.000 over 3 tasks" in capsys.readouterr().out
     score = _score(out)
     assert score["score_from"] == "healthbench_score" and score["dataset"]["path"] == str(cases.resolve())
     assert [r["task_id"] for r in _records(out)] == [f"agentclinic/{i}" for i in (1, 2, 3)]
@@ -211,7 +211,7 @@ def test_search_and_generated_envs_say_whether_they_can_be_swept():
     ids = base.task_ids()
     assert len(ids) == 4 and env.reset(seed=0, options={"task_id": ids[2]})[1]["task_id"] == ids[2]
     env.close()
-    for env_id in ("AgentRL/Search-v0", "AgentRL/PatientConsult-v0", "AgentRL/SQL-v0"):
+    for env_id in ("AgentRL/Search-v0", "AgentRL/PatientConsult-v1", "AgentRL/SQL-v0"):
         generated = gym.make(env_id, **({"semantic": False} if "Consult" in env_id else {}))
         with pytest.raises(NoTaskDataset, match="--env-kwarg"):
             generated.unwrapped.dataset_card()

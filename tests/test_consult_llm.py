@@ -129,7 +129,7 @@ def _play_oracle(env: gym.Env) -> tuple[list[str], float, bool, dict]:
 # -- the LLM-backed patient --------------------------------------------------------------------
 def test_llm_patient_end_to_end_through_the_server(client: OpenAICompatibleBackend) -> None:
     """Against the served tiny model the oracle still earns 1.0: gibberish is rejected and falls back."""
-    env = gym.make("AgentRL/PatientConsult-v0", simulator="llm", simulator_backend=client, semantic=False)
+    env = gym.make("AgentRL/PatientConsult-v1", simulator="llm", simulator_backend=client, semantic=False)
     try:
         env.reset(seed=0)
         base = env.unwrapped
@@ -294,7 +294,7 @@ def test_env_llm_judge_through_the_server(server: ModelServer, client: OpenAICom
 
     def play() -> tuple[gym.Env, float, bool, dict]:
         env = gym.make(
-            "AgentRL/PatientConsult-v0", semantic=False, grader="llm", judge_backend=client, judge_cache=cache
+            "AgentRL/PatientConsult-v1", semantic=False, grader="llm", judge_backend=client, judge_cache=cache
         )
         env.reset(seed=0)
         _, reward, terminated, info = _play_oracle(env)
@@ -329,7 +329,7 @@ def test_env_llm_judge_through_the_server(server: ModelServer, client: OpenAICom
 # -- the doctor agent --------------------------------------------------------------------------
 def test_doctor_agent_runs_an_episode_through_the_server(client: OpenAICompatibleBackend) -> None:
     """The DoctorAgent with the served tiny model runs a whole (short) consultation without error."""
-    env = gym.make("AgentRL/PatientConsult-v0", semantic=False, max_turns=4)
+    env = gym.make("AgentRL/PatientConsult-v1", semantic=False, max_turns=4)
     agent = DoctorAgent(client, max_tokens=24, seed=0)
     try:
         agent.bind(env)

@@ -1,4 +1,4 @@
-"""AgentClinic case and HealthBench rubric loaders of ``AgentRL/PatientConsult-v0`` (keywords only, no model)."""
+"""AgentClinic case and HealthBench rubric loaders of ``AgentRL/PatientConsult-v1`` (keywords only, no model)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_loading_is_deterministic_and_round_trips(cases):
 
 @pytest.mark.parametrize("case_id", ["agentclinic/1", "agentclinic/2", "agentclinic/3"])
 def test_oracle_scores_one_through_gym_make(case_id):
-    env = gym.make("AgentRL/PatientConsult-v0", cases=str(CASES), semantic=False)
+    env = gym.make("AgentRL/PatientConsult-v1", cases=str(CASES), semantic=False)
     try:
         _, info = env.reset(seed=0, options={"task_id": case_id})
         reward, terminated, info = 0.0, False, {}
@@ -186,7 +186,7 @@ def test_attach_rubrics_unknown_id_is_an_error(cases, tmp_path):
 
 def test_env_with_free_text_rubrics_needs_the_llm_judge():
     with pytest.raises(ValueError, match="grader='llm'"):
-        gym.make("AgentRL/PatientConsult-v0", cases=str(CASES), rubrics=str(RUBRICS), semantic=False)
+        gym.make("AgentRL/PatientConsult-v1", cases=str(CASES), rubrics=str(RUBRICS), semantic=False)
 
 
 # -- both AgentClinic layouts, and every result reachable by name (issue 25) -------------------------------------
@@ -293,7 +293,7 @@ def test_results_fidelity_names_a_file_of_another_format_and_reports_the_rest(ca
 
 
 def test_env_runs_a_nejm_case():
-    env = gym.make("AgentRL/PatientConsult-v0", cases=str(NEJM))
+    env = gym.make("AgentRL/PatientConsult-v1", cases=str(NEJM))
     env.reset(seed=0, options={"task_index": 0})
     observation, _, _, _, info = env.step("REQUEST TEST: punch biopsy")
     assert "HHV-8" in observation and not info.get("action_error")

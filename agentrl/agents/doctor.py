@@ -1,4 +1,4 @@
-"""``DoctorAgent``: the reference doctor for ``AgentRL/PatientConsult-v0`` over any LLM backend.
+"""``DoctorAgent``: the reference doctor for ``AgentRL/PatientConsult-v1`` over any LLM backend.
 
 A :class:`~agentrl.agents.react.ReActAgent` with a clinician's instructions (a focused history, red
 flags, a few tests, then a plain-words conclusion) and a conclusion deadline: when the turn budget is
@@ -16,7 +16,7 @@ puzzled), which is the signal an RL trainer needs.
 ...     def count_tokens(self, messages):
 ...         return sum(len(m["content"]) // 4 for m in messages)
 >>> import gymnasium as gym, agentrl
->>> env = gym.make("AgentRL/PatientConsult-v0", semantic=False)
+>>> env = gym.make("AgentRL/PatientConsult-v1", semantic=False)
 >>> agent = DoctorAgent(Scripted())
 >>> agent.bind(env)
 >>> observation, info = env.reset(seed=0)

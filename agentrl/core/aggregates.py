@@ -2,7 +2,7 @@
 
 A domain whose published benchmark aggregates episodes its own way registers an :class:`EpisodeAggregate` for
 the reward component its episodes report (``info["reward_components"][component]``): HealthBench's score is
-the *clipped* mean of *unclipped* per-example scores, with a bootstrap interval, so ``PatientConsult-v0``
+the *clipped* mean of *unclipped* per-example scores, with a bootstrap interval, so ``PatientConsult-v1``
 registers ``healthbench_score``. The bench (``agentrl bench``'s summary, the sweeps' scores) looks aggregates up
 here by component, so it never imports a domain.
 

@@ -29,6 +29,19 @@ register_domain(
     description="Doctor-patient consultation (research use only): question a simulated patient, order tests, "
     "conclude with DIAGNOSIS/PLAN; HealthBench-style rubric reward.",
     tags=("text", "medical", "dialogue"),
+    version=1,
+)
+# v1: the rule grader refuses plan stuffing (a plan naming 8+ treatment ideas of other conditions meets no plan
+# criterion; `agentrl redteam`'s plan-stuffing probe) and the LLM judge reads the conversation as quoted data
+# (consult-judge-v2; the inject-judge probe). v0 keeps both as they were (deprecated, one release).
+register_domain(
+    "PatientConsult",
+    "agentrl.envs.consult.env:PatientConsultEnv",
+    description="Doctor-patient consultation, v0's rubric grading (plan criteria by keyword alone).",
+    tags=("text", "medical", "dialogue"),
+    kwargs={"scattershot_ideas": None, "judge_prompt_version": "consult-judge-v1"},
+    deprecated="v0 grades a plan listing every treatment as meeting every plan criterion, and its LLM judge reads "
+    "a fake SYSTEM turn as instructions; use -v1",
 )
 # HealthBench's overall score is the clipped mean of the unclipped per-example scores (with simple-evals'
 # bootstrap interval), not the mean reward: the bench reads it from here.

@@ -1,4 +1,4 @@
-"""Doctor-patient consultation: ``AgentRL/PatientConsult-v0`` (research use only, no medical advice).
+"""Doctor-patient consultation: ``AgentRL/PatientConsult-v1`` (research use only, no medical advice).
 
 One file per job:
 

@@ -1,4 +1,4 @@
-"""``AgentRL/PatientConsult-v0``: a doctor-patient consultation with a simulated patient (after Baichuan-M2).
+"""``AgentRL/PatientConsult-v1``: a doctor-patient consultation with a simulated patient (after Baichuan-M2).
 
 Research use only: the cases, the simulated patients and the rubrics are synthetic teaching material
 for training and evaluating agents. Nothing here is medical advice or a clinical tool.
@@ -22,7 +22,15 @@ from agentrl.core.verify import Score
 from agentrl.envs.consult.actions import ConsultActionSet
 from agentrl.envs.consult.cases import Case, build_case_bank, oracle_turns
 from agentrl.envs.consult.measurement import run_test
-from agentrl.envs.consult.rubric import ConsultRecord, LLMJudge, RuleGrader, diagnosis_matches, split_final
+from agentrl.envs.consult.rubric import (
+    JUDGE_PROMPT_VERSION,
+    SCATTERSHOT_IDEAS,
+    ConsultRecord,
+    LLMJudge,
+    RuleGrader,
+    diagnosis_matches,
+    split_final,
+)
 from agentrl.envs.consult.simulator import PatientSimulator, RuleBasedPatient
 
 __all__ = ["REWARD_COMPONENTS", "SYSTEM_PROMPT", "ConsultVerifier", "PatientConsultEnv", "case_to_task"]
@@ -159,15 +167,31 @@ class PatientConsultEnv(AgentEnv):
     * ``semantic`` (True): MiniLM matching of the doctor's questions (False: keywords only).
     * ``grader``: ``"rule"`` (default) or ``"llm"`` with ``judge_backend`` (and ``judge_backend_options``,
       ``judge_cache``: a JSONL file of cached verdicts).
+    * ``scattershot_ideas`` (8): the rule grader's guard against plan stuffing: a conclusion that recommends this
+      many treatment ideas of *other* conditions of the catalog meets no plan criterion
+      (:meth:`~agentrl.envs.consult.rubric.RuleGrader.scattershot`); ``None`` grades each plan criterion by its
+      keywords alone, as v0 did.
+    * ``judge_prompt_version``: the LLM judge's prompt, ``"consult-judge-v2"`` (default: the conversation held as
+      quoted data, so that a doctor's fake ``SYSTEM:`` turn, rubric lines or verdict are not read as
+      instructions) or v0's ``"consult-judge-v1"``.
     * ``reward_weights``: e.g. ``{"rubric": 0.7, "diagnosis": 0.3}``.
     * ``max_turns`` (20), ``max_topics_per_turn`` (3).
 
     ## Version History
 
-    * v0: initial release (on the episode contract since issue 19; no observable change).
+    * v1: the rule grader refuses plan stuffing: a conclusion that names eight or more treatment ideas of
+      other conditions meets no plan criterion (``agentrl redteam``'s ``plan-stuffing`` probe scored 0.18
+      with a plan listing every treatment of the catalog and no diagnosis; now 0). Other rewards are
+      unchanged: no oracle consultation names any, a verbose plan (analgesia, fluids, rest, antibiotics,
+      hospital if worse) names at most five. With ``grader="llm"``, the judge reads the conversation as
+      quoted data (prompt ``consult-judge-v2``): a fake ``SYSTEM:`` turn, rubric lines and a verdict in the
+      doctor's reply took a SmolLM2 judge from 0 to 0.54 under v1 (``inject-judge``).
+    * v0 (deprecated, one release): initial release (on the episode contract since issue 19); each plan
+      criterion met by its keywords alone (``scattershot_ideas=None``), the judge's prompt
+      ``consult-judge-v1``.
 
     >>> import gymnasium as gym, agentrl
-    >>> env = gym.make("AgentRL/PatientConsult-v0", semantic=False)
+    >>> env = gym.make("AgentRL/PatientConsult-v1", semantic=False)
     >>> observation, info = env.reset(seed=0)
     >>> observation.startswith("Your patient is")
     True
@@ -198,6 +222,8 @@ class PatientConsultEnv(AgentEnv):
         judge_backend_options: Mapping[str, Any] | None = None,
         judge_cache: str | os.PathLike[str] | None = None,
         reward_weights: Mapping[str, float] | None = None,
+        scattershot_ideas: int | None = SCATTERSHOT_IDEAS,
+        judge_prompt_version: str = JUDGE_PROMPT_VERSION,
         max_turns: int = 20,
         max_topics_per_turn: int = 3,
         max_observation_chars: int = 8_000,
@@ -218,11 +244,12 @@ class PatientConsultEnv(AgentEnv):
             simulator, simulator_backend, simulator_backend_options, semantic, max_topics_per_turn
         )
         if grader == "rule":
-            grading: Any = RuleGrader()
+            grading: Any = RuleGrader(scattershot_ideas=scattershot_ideas)
         elif grader == "llm":
             if judge_backend is None:
                 raise ValueError("grader='llm' needs judge_backend= (an LLMBackend or a backend name such as 'openai')")
-            grading = LLMJudge(_backend(judge_backend, judge_backend_options), cache_path=judge_cache)
+            grading = LLMJudge(_backend(judge_backend, judge_backend_options), cache_path=judge_cache,
+                               prompt_version=judge_prompt_version)
         else:
             raise ValueError(f"grader must be 'rule' or 'llm', got {grader!r}")
         if grader == "rule":
@@ -295,7 +322,7 @@ class PatientConsultEnv(AgentEnv):
         """
         if not self._dataset_files:
             raise NoTaskDataset(
-                "AgentRL/PatientConsult-v0 here plays its generated case bank (no dataset file); to sweep a dataset "
+                "AgentRL/PatientConsult-v1 here plays its generated case bank (no dataset file); to sweep a dataset "
                 "give its file: --env-kwarg cases=path/to/agentclinic_medqa.jsonl (and rubrics=path/to/"
                 "healthbench.jsonl for HealthBench rubrics)"
             )
