@@ -18,6 +18,9 @@ child also lowers its own rlimits (address space, core dumps, processes, file si
 code can run, soft and hard, so the code cannot raise them back. Only an allowlist of environment
 variables reaches the child (never the trainer's API keys).
 
+The child's program is :mod:`agentrl.envs.osworld.runtime.programs.pyautogui_worker`, a module of its own that the
+child runs from its text (``python -I -c``).
+
 Each :meth:`PyautoguiWorker.run` has a deadline: on timeout the worker's process group is killed and
 the next call restarts it (``timed_out=True``). A worker that died (``os._exit``, a signal, a
 corrupted pipe) is restarted on the next call and the death is reported in ``error``.
@@ -41,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentrl.envs.osworld.runtime import programs
 from agentrl.envs.osworld.runtime.jail import _interpreter, bwrap_available
 
 __all__ = ["OUTPUT_CAP", "PyautoguiWorker", "bwrap_available"]
@@ -51,123 +55,6 @@ ADDRESS_SPACE_BYTES = 2 * 1024**3
 FILE_SIZE_BYTES = 64 * 1024**2
 EXTRA_PROCESSES = 256
 _ENV_ALLOW = ("DISPLAY", "HOME", "XAUTHORITY", "XDG_SESSION_TYPE", "PATH", "LANG", "LANGUAGE", "TZ")
-
-# Runs in the child. argv: [-c, <this>, <request fd>, <reply fd>, <json config>].
-_WORKER_SOURCE = r"""
-import contextlib, io, json, os, resource, struct, sys, traceback
-_req_fd, _rep_fd = int(sys.argv[1]), int(sys.argv[2])
-_cfg = json.loads(sys.argv[3])
-sys.path[:] = _cfg["sys_path"]
-for _name, _value in _cfg["rlimits"].items():
-    _res = getattr(resource, _name)
-    _soft, _hard = resource.getrlimit(_res)
-    _value = _value if _hard == resource.RLIM_INFINITY else min(_value, _hard)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(_res, (_value, _value))
-_req = os.fdopen(_req_fd, "rb", buffering=0)
-_rep = os.fdopen(_rep_fd, "wb", buffering=0)
-
-def _read_exact(n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = _req.read(n - len(buf))
-        if not chunk:
-            raise EOFError
-        buf += chunk
-    return bytes(buf)
-
-def _send(obj):
-    data = json.dumps(obj).encode("utf-8")
-    _rep.write(struct.pack(">I", len(data)) + data)
-
-class _Capped(io.TextIOBase):
-    def __init__(self, cap):
-        self.cap, self.parts, self.size, self.truncated = cap, [], 0, False
-    def writable(self):
-        return True
-    def write(self, s):
-        s = str(s)
-        room = self.cap - self.size
-        if room > 0:
-            self.parts.append(s[:room])
-            self.size += min(len(s), room)
-        if len(s) > max(room, 0):
-            self.truncated = True
-        return len(s)
-    def text(self):
-        out = "".join(self.parts)
-        if self.truncated:
-            out += "\n... [output truncated at %d characters]" % self.cap
-        return out
-
-def _capped(text, cap):
-    return text if len(text) <= cap else text[:cap] + "\n... [output truncated at %d characters]" % cap
-
-import time
-with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    try:
-        import pyautogui
-        _import_error = ""
-    except BaseException:
-        pyautogui = None
-        _import_error = traceback.format_exc()
-if pyautogui is not None:
-    pyautogui.FAILSAFE = False
-    # OSWorld's VM runs each action with pyautogui's default PAUSE, 0.1 s after every call, and agents' code is
-    # written against it: in `click(x, y); write("text")` the pause lets the window manager hand the click on
-    # (focus moves to the field) before the keys arrive; without it the keys can reach the old focus. The pause
-    # after the *last* call is only a wait for the screen, which the env does itself (a fixed pause or the
-    # settle), so the pause is owed and paid when the next call of the same snippet starts.
-    _owed_until = [0.0]
-
-    def _owe_pause(_pause):
-        if _pause and pyautogui.PAUSE:
-            _owed_until[0] = time.monotonic() + pyautogui.PAUSE
-
-    def _pay_pause_then_check():
-        _wait = _owed_until[0] - time.monotonic()
-        _owed_until[0] = 0.0
-        if _wait > 0:
-            time.sleep(_wait)
-        _fail_safe_check()
-
-    _fail_safe_check = pyautogui.failSafeCheck
-    pyautogui._handlePause = _owe_pause
-    pyautogui.failSafeCheck = _pay_pause_then_check
-    try:  # X's default keymap puts '<' on the ISO key, where pyautogui's shift gives '>': use shift+comma
-        import pyautogui._pyautogui_x11 as _x11
-        if "," in _x11.keyboardMapping:
-            _x11.keyboardMapping["<"] = _x11.keyboardMapping[","]
-    except Exception:
-        pass
-_send({"ready": True, "pid": os.getpid(), "import_error": _import_error})
-
-while True:
-    try:
-        (_n,) = struct.unpack(">I", _read_exact(4))
-        _msg = json.loads(_read_exact(_n).decode("utf-8"))
-    except EOFError:
-        break
-    _cap = int(_msg.get("cap", 20000))
-    _out = _Capped(_cap)
-    _ns = {"__name__": "__main__", "__builtins__": __builtins__, "pyautogui": pyautogui, "time": time}
-    if pyautogui is not None:  # each action starts as OSWorld's fresh `python -c` does: default PAUSE, none owed
-        pyautogui.PAUSE = 0.1
-        _owed_until[0] = 0.0
-    _ok, _err = True, ""
-    with contextlib.redirect_stdout(_out), contextlib.redirect_stderr(_out):
-        try:
-            if pyautogui is None:
-                raise ImportError("pyautogui could not be imported in the worker:\n" + _import_error)
-            exec(compile(_msg["code"], "<agent>", "exec"), _ns)
-        except SystemExit as _e:
-            if _e.code not in (None, 0):
-                _ok, _err = False, "SystemExit: %r" % (_e.code,)
-        except BaseException:
-            _ok, _err = False, traceback.format_exc()
-    del _ns
-    _send({"ok": _ok, "output": _out.text(), "error": _capped(_err, _cap)})
-"""
 
 
 def _uid_process_count() -> int:
@@ -304,7 +191,8 @@ class PyautoguiWorker:
         # Absolute entries only: a relative one (an editable install's path hook, "") would be looked up in the
         # worker's working directory, HOME, which the agent writes.
         config = json.dumps({"sys_path": [p for p in sys.path if os.path.isabs(p)], "rlimits": limits})
-        py = [_interpreter(), "-I", "-c", _WORKER_SOURCE, str(req_r), str(rep_w), config]
+        # The worker program (programs/pyautogui_worker.py) goes as -c's text: the sandbox need not see the package.
+        py = [_interpreter(), "-I", "-c", programs.source("pyautogui_worker"), str(req_r), str(rep_w), config]
         if not self.sandboxed or self.jail is not None:
             return py
         assert self._bwrap is not None

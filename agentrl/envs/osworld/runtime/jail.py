@@ -45,6 +45,12 @@ environment (:func:`write_python_shim`) whose import path holds the server's ``s
 ``pyautogui`` (and ``Xlib``, ``PIL``) import in ``python -c ...``, as OSWorld's clients run their actions
 through ``/execute``; the modules named in ``hidden_modules`` do not import from there. The system's
 ``/usr/bin/python3`` is untouched.
+
+What the host writes into a jail's private folder (a host temp folder, which the sandbox sees read-only at
+:data:`SHIM_DIR`) comes from files of the package: the supervisor is
+:mod:`agentrl.envs.osworld.runtime.programs.supervisor`, the import hook of that ``python3``
+:mod:`~agentrl.envs.osworld.runtime.programs.hide_modules`, and ``sudo``, its ``apt.conf`` and the ``python``
+launcher are ``jail_files/sudo.sh``, ``jail_files/apt.conf`` and ``jail_files/python.sh`` (package data).
 """
 
 from __future__ import annotations
@@ -63,10 +69,12 @@ import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
 from agentrl.core.errors import SandboxUnavailable
+from agentrl.envs.osworld.runtime import programs
 
 __all__ = ["SUDO_SHIM", "Jail", "JailProcess", "ProcInfo", "bwrap_available", "site_dirs", "write_python_shim"]
 
@@ -84,352 +92,17 @@ _SYSTEM_DIRS = ("/usr", "/etc", "/sys", "/bin", "/sbin", "/lib", "/lib32", "/lib
 _SYSTEM_READ_ONLY = ("/var/lib/dbus", "/var/cache/fontconfig", "/var/lib/fontconfig", "/usr/share/fonts")
 SHIM_DIR = "/tmp/.agentrl-bin"
 
-SUDO_SHIM = """#!/bin/sh
-# AgentRL's sudo inside a desktop sandbox: no password, no more rights than the sandbox already has.
-read_password=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --) shift; break ;;
-    -S|--stdin) read_password=1; shift ;;
-    -u|-g|-p|-U|-C|-h|-r|-t|-D|-R|-T|--user|--group|--prompt|--other-user) shift 2 ;;
-    -*) shift ;;
-    *) break ;;
-  esac
-done
-if [ "$read_password" = 1 ]; then read -r _agentrl_password || true; fi
-[ $# -gt 0 ] || exit 0
-case "${1##*/}" in
-  apt|apt-get|dpkg)
-    # The package tools refuse to run unless uid 0: they get a root of their own user namespace (still this
-    # sandbox's user outside it, so no more rights), over the sandbox's private package database.
-    if unshare --map-root-user true 2>/dev/null; then
-      export APT_CONFIG="${APT_CONFIG:-$(dirname "$0")/apt.conf}"
-      exec unshare --map-root-user -- "$@"
-    fi ;;
-esac
-exec "$@"
-"""
 
-APT_CONF = """// AgentRL: apt under the sandbox's sudo (a user-namespace root, which cannot switch to apt's _apt user).
-APT::Sandbox::User "root";
-"""
+def _jail_file(name: str) -> str:
+    """The text of ``jail_files/<name>`` (package data): what the host writes into a jail's private folder."""
+    return (resources.files("agentrl.envs.osworld.runtime") / "jail_files" / name).read_text(encoding="utf-8")
 
-# Runs in the sandbox as supervisor.py. argv: [<control socket fd>, <max file size in bytes>].
-_SUPERVISOR = r"""
-import array, ctypes, json, os, resource, shutil, signal, socket, struct, sys, time, traceback
-_fd = int(sys.argv[1])
-os.set_inheritable(_fd, False)
-sock = socket.socket(fileno=_fd)
-_fsize = int(sys.argv[2])
-try:  # every process of the desktop inherits it: one file cannot fill the disk
-    resource.setrlimit(resource.RLIMIT_FSIZE, (_fsize, _fsize))
-except (ValueError, OSError):
-    pass
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come to us
-except Exception:
-    pass
-ME = os.getpid()
-tracked = {}  # pid -> infra?
-wake_r, wake_w = os.pipe()
-os.set_blocking(wake_w, False)
-signal.set_wakeup_fd(wake_w)
-signal.signal(signal.SIGCHLD, lambda *a: None)
-signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
-def send(obj):
-    data = json.dumps(obj).encode()
-    sock.sendall(struct.pack(">I", len(data)) + data)
-
-def recv_exact(n, fds):
-    buf = bytearray()
-    while len(buf) < n:
-        msg, anc, _flags, _addr = sock.recvmsg(n - len(buf), socket.CMSG_SPACE(64 * 4))
-        if not msg:
-            raise EOFError
-        for level, kind, data in anc:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                got = array.array("i")
-                got.frombytes(data[: len(data) - len(data) % got.itemsize])
-                fds.extend(got)
-        buf += msg
-    return bytes(buf)
-
-def rc_of(status):
-    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-
-def reap():
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if pid in tracked:
-            del tracked[pid]
-            send({"event": "exit", "pid": pid, "rc": rc_of(status)})
-
-def table():
-    procs = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name, "rb") as f:
-                stat = f.read().decode(errors="replace")
-            with open("/proc/%s/cmdline" % name, "rb") as f:
-                cmd = [p.decode(errors="replace") for p in f.read().split(b"\0") if p]
-        except OSError:
-            continue
-        rest = stat.rsplit(")", 1)[1].split()
-        procs[int(name)] = (int(rest[1]), rest[0], cmd)
-    return procs
-
-def targets(procs):
-    # Every descendant of this supervisor but the infra processes themselves: what they started dies too.
-    children = {}
-    for pid, (ppid, state, _cmd) in procs.items():
-        children.setdefault(ppid, []).append(pid)
-    infra = {pid for pid, is_infra in tracked.items() if is_infra}
-    out, todo = [], list(children.get(ME, []))
-    while todo:
-        pid = todo.pop()
-        if pid not in infra and procs[pid][1] != "Z":
-            out.append(pid)
-        todo.extend(children.get(pid, []))
-    return out
-
-def signal_all(pids, sig):
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-def killall(grace):
-    if grace > 0:
-        left = targets(table())
-        signal_all(left, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while left and time.monotonic() < deadline:
-            time.sleep(0.01)
-            reap()
-            left = targets(table())
-    for _ in range(200):
-        left = targets(table())
-        if not left:
-            break
-        signal_all(left, signal.SIGSTOP)  # freeze first: a fork loop cannot outrun the kill
-        signal_all(targets(table()), signal.SIGKILL)
-        time.sleep(0.005)
-        reap()
-    reap()
-    return targets(table())
-
-def clean(roots, keep):
-    # Empty the scratch folders, keeping the bound paths (mount points) and the folders above them.
-    keep = set(keep)
-    above = set()
-    for path in keep:
-        while path not in ("/", ""):
-            path = os.path.dirname(path)
-            above.add(path)
-    def walk(folder):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            return
-        for name in names:
-            path = os.path.join(folder, name)
-            if path in keep:
-                continue
-            if path in above and os.path.isdir(path) and not os.path.islink(path):
-                walk(path)
-            elif os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-    for root in roots:
-        walk(root)
-
-def _home_path(path, home):
-    real = os.path.realpath(path)
-    home = os.path.realpath(home)
-    if real != home and not real.startswith(home + os.sep):
-        raise PermissionError("uploads go under the desktop's HOME (%s); got %s" % (home, path))
-    return real
-
-def _tree(path, depth=0):
-    if not os.path.isdir(path) or os.path.islink(path) or depth > 32:
-        return {"name": os.path.basename(path), "type": "file"}
-    try:
-        names = sorted(os.listdir(path))
-    except OSError:
-        names = []
-    kids = [_tree(os.path.join(path, n), depth + 1) for n in names]
-    return {"name": os.path.basename(path), "type": "directory", "children": kids}
-
-def _write_all(data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(1, view):]
-
-def file_op(kind, path, home):
-    # Runs in a forked child with fds 0/1/2 set; the exit code says what happened.
-    if kind == "read":
-        if not os.path.isfile(path):
-            os.write(2, ("file not found: %s" % path).encode())
-            return 2
-        with open(path, "rb") as f:
-            while True:
-                chunk = f.read(1 << 16)
-                if not chunk:
-                    return 0
-                _write_all(chunk)
-    if kind == "list":
-        if not os.path.isdir(path):
-            os.write(2, ("directory not found: %s" % path).encode())
-            return 2
-        _write_all(json.dumps(_tree(path)).encode())
-        return 0
-    if kind == "write":
-        try:
-            real = _home_path(path, home)
-        except PermissionError as e:
-            os.write(2, str(e).encode())
-            return 3
-        os.makedirs(os.path.dirname(real), exist_ok=True)
-        with open(real, "wb") as f:
-            while True:
-                chunk = os.read(0, 1 << 16)
-                if not chunk:
-                    return 0
-                f.write(chunk)
-    os.write(2, ("unknown file operation %r" % kind).encode())
-    return 4
-
-def spawn(msg, fds):
-    stdio = msg.get("stdio") or [None, None, None]
-    extra = msg.get("pass_fds") or []
-    err_r, err_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(err_r)
-            sock.close()
-            signal.set_wakeup_fd(-1)
-            for sig in (signal.SIGCHLD, signal.SIGPIPE):
-                signal.signal(sig, signal.SIG_DFL)
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for target, index in enumerate(stdio):
-                os.dup2(fds[index] if index is not None else null, target)
-            keep = {0, 1, 2, err_w}
-            for index, target in extra:
-                os.dup2(fds[index], target)
-                os.set_inheritable(target, True)
-                keep.add(target)
-            for fd in fds + [null, wake_r, wake_w]:
-                if fd not in keep:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
-            if msg.get("cwd"):
-                os.chdir(msg["cwd"])
-            if "file_op" in msg:
-                os.close(err_w)
-                code = 5
-                try:
-                    code = file_op(*msg["file_op"])
-                except BaseException as e:
-                    os.write(2, ("%s: %s" % (type(e).__name__, e)).encode())
-                os._exit(code)
-            env = msg.get("env") or {}
-            os.execvpe(msg["argv"][0], msg["argv"], env)
-        except BaseException as e:
-            try:
-                os.write(err_w, ("%s: %s" % (type(e).__name__, e)).encode()[:2000])
-            except OSError:
-                pass
-        os._exit(127)
-    os.close(err_w)
-    for fd in fds:
-        os.close(fd)
-    failure = b""
-    while True:
-        chunk = os.read(err_r, 4096)
-        if not chunk:
-            break
-        failure += chunk
-    os.close(err_r)
-    if failure:
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
-        return {"error": failure.decode(errors="replace")}
-    tracked[pid] = bool(msg.get("infra"))
-    return {"pid": pid}
-
-def handle(msg, fds):
-    op = msg.get("op")
-    if op == "spawn":
-        return spawn(msg, fds)
-    for fd in fds:
-        os.close(fd)
-    if op == "kill":
-        try:
-            (os.killpg if msg.get("group") else os.kill)(int(msg["pid"]), int(msg["sig"]))
-        except (ProcessLookupError, PermissionError) as e:
-            return {"error": str(e)}
-        return {}
-    if op == "killall":
-        return {"left": killall(float(msg.get("grace", 1.0)))}
-    if op == "clean":
-        clean(msg.get("roots", []), msg.get("keep", []))
-        return {}
-    if op == "ps":
-        return {"procs": [[pid, ppid, state, cmd] for pid, (ppid, state, cmd) in table().items()], "me": ME}
-    return {"error": "unknown op %r" % op}
-
-send({"event": "ready", "pid": ME})
-import select
-while True:
-    ready, _, _ = select.select([sock, wake_r], [], [])
-    if wake_r in ready:
-        try:
-            os.read(wake_r, 4096)
-        except BlockingIOError:
-            pass
-        reap()
-    if sock in ready:
-        fds = []
-        try:
-            (n,) = struct.unpack(">I", recv_exact(4, fds))
-            msg = json.loads(recv_exact(n, fds))
-        except (EOFError, ConnectionError, ValueError):
-            break
-        if msg.get("op") == "shutdown":
-            for pid in list(tracked):
-                tracked[pid] = False
-            killall(float(msg.get("grace", 0.2)))
-            break
-        try:
-            reply = handle(msg, fds)
-        except Exception:
-            reply = {"error": traceback.format_exc()[-2000:]}
-        reply["id"] = msg.get("id")
-        send(reply)
-        reap()
-for pid in list(tracked):
-    tracked[pid] = False
-killall(0)
-"""
+SUDO_SHIM = _jail_file("sudo.sh")
+"""The jail's ``sudo`` (``jail_files/sudo.sh``): no password, and nothing more than the sandbox already has."""
+APT_CONF = _jail_file("apt.conf")
+"""``APT_CONFIG`` of the package tools under that ``sudo`` (``jail_files/apt.conf``)."""
+_PYTHON_SHIM = _jail_file("python.sh")
 
 
 def bwrap_available() -> str | None:
@@ -643,36 +316,6 @@ def site_dirs() -> list[str]:
     return out
 
 
-_PYTHON_SHIM = """#!/bin/sh
-# AgentRL: the desktop server's Python, with its site-packages (pyautogui) importable.
-exec "$(dirname "$0")/venv/bin/python3" "$@"
-"""
-
-
-_HIDER = '''"""AgentRL: these top-level modules of the desktop server's own packages do not import here."""
-import importlib.machinery, os, sys
-HIDDEN = frozenset(%r)
-SERVER_SITES = tuple(%r)
-
-def _ours(entry):
-    real = os.path.realpath(entry or os.curdir)
-    return any(real == site or real.startswith(site + os.sep) for site in SERVER_SITES)
-
-class HideServerModules:
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if path is not None or name not in HIDDEN:
-            return None
-        # One the user put elsewhere (PYTHONPATH, a folder of theirs) still imports.
-        spec = importlib.machinery.PathFinder.find_spec(name, [p for p in sys.path if not _ours(p)])
-        if spec is None:
-            raise ModuleNotFoundError("No module named %%r" %% name, name=name)
-        return spec
-
-sys.meta_path.insert(0, HideServerModules)
-'''
-
-
 def write_python_shim(folder: str | os.PathLike[str], *, hidden_modules: Sequence[str] = ()) -> list[str]:
     """Put ``python`` and ``python3`` in ``folder``: this Python, with :func:`site_dirs` importable.
 
@@ -707,10 +350,10 @@ def write_python_shim(folder: str | os.PathLike[str], *, hidden_modules: Sequenc
     lines = [f"import site; site.addsitedir({path!r})" for path in site_dirs()]
     (site / "agentrl-desktop.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
     hider = site / "zz-agentrl-hidden.pth"
-    if hidden_modules:  # after agentrl-desktop.pth (.pth files run in name order)
-        source = _HIDER % (sorted(set(hidden_modules)), site_dirs())
-        (site / "_agentrl_hidden_modules.py").write_text(source, encoding="utf-8")
-        hider.write_text("import _agentrl_hidden_modules\n", encoding="utf-8")
+    if hidden_modules:  # after agentrl-desktop.pth (.pth files run in name order); programs/hide_modules.py
+        (site / "_agentrl_hidden_modules.py").write_text(programs.source("hide_modules"), encoding="utf-8")
+        call = f"_agentrl_hidden_modules.install({sorted(set(hidden_modules))!r}, {site_dirs()!r})"
+        hider.write_text(f"import _agentrl_hidden_modules; {call}\n", encoding="utf-8")
     elif hider.exists():
         hider.unlink()
     link = venv / "bin" / "python3"
@@ -784,7 +427,8 @@ class Jail:
         (self._shim / "sudo").write_text(SUDO_SHIM, encoding="utf-8")
         (self._shim / "sudo").chmod(0o755)
         (self._shim / "apt.conf").write_text(APT_CONF, encoding="utf-8")
-        (self._shim / "supervisor.py").write_text(_SUPERVISOR, encoding="utf-8")
+        # programs/supervisor.py, run from this folder, which the sandbox sees read-only (see _argv)
+        (self._shim / "supervisor.py").write_text(programs.source("supervisor"), encoding="utf-8")
         # python/python3 with pyautogui importable, first on every PATH
         write_python_shim(self._shim, hidden_modules=hidden_modules)
         self._shim.chmod(0o755)

@@ -12,40 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentrl.envs.osworld.runtime import programs
+
 __all__ = ["PAINT_SCRIPT", "SCHEMA", "get_wallpaper", "set_wallpaper", "uri_path"]
 
 SCHEMA = ("org.gnome.desktop.background", "picture-uri")
 
-PAINT_SCRIPT = r"""
-import sys
-from PIL import Image
-from Xlib import X, Xatom, display, error
-d = display.Display()
-screen = d.screen()
-root, depth = screen.root, screen.root_depth
-if depth not in (24, 32):
-    sys.exit("the root window has depth %d; only 24 and 32 are painted" % depth)
-w, h = screen.width_in_pixels, screen.height_in_pixels
-with Image.open(sys.argv[1]) as image:
-    data = image.convert("RGB").resize((w, h)).tobytes("raw", "BGRX")
-old = root.get_full_property(d.intern_atom("ESETROOT_PMAP_ID"), Xatom.PIXMAP)
-if old is not None and len(old.value):  # the pixmap kept by the last painter: free it (with its client)
-    d.create_resource_object("pixmap", int(old.value[0])).kill_client(onerror=error.CatchError())
-pixmap = root.create_pixmap(w, h, depth)
-gc = pixmap.create_gc()
-rows = max(1, 200000 // (w * 4))  # requests stay under the X server's size limit
-for y in range(0, h, rows):
-    n = min(rows, h - y)
-    pixmap.put_image(gc, 0, y, w, n, X.ZPixmap, depth, 0, data[y * w * 4:(y + n) * w * 4])
-root.change_attributes(background_pixmap=pixmap)
-for name in ("_XROOTPMAP_ID", "ESETROOT_PMAP_ID"):
-    root.change_property(d.intern_atom(name), Xatom.PIXMAP, 32, [pixmap.id])
-root.clear_area(0, 0, w, h)
-d.set_close_down_mode(X.RetainPermanent)  # the pixmap outlives this process
-d.sync()
-d.close()
+PAINT_SCRIPT = programs.source("paint_wallpaper")
+"""Run by the sandbox's ``python3`` (PIL and python-xlib importable there): paint ``argv[1]`` on the root window.
+
+The program is :mod:`agentrl.envs.osworld.runtime.programs.paint_wallpaper`, run from its text (``python3 -c``).
 """
-"""Run by the sandbox's ``python3`` (PIL and python-xlib importable there): paint ``argv[1]`` on the root window."""
 
 
 def uri_path(value: str) -> str | None:
