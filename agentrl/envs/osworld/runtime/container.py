@@ -189,9 +189,27 @@ def ensure_desktop_image(client: Any, chromium: bool = False) -> str:
                 os.makedirs(site, exist_ok=True)
                 shutil.copy(src, dest)
             else:
-                shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*_SKIP_DIRS, "*.pyc", "*.pyo"))
+                skip = shutil.ignore_patterns(*_SKIP_DIRS, "*.pyc", "*.pyo")
+                shutil.copytree(src, dest, ignore=_without_task_files(src, skip) if name == "agentrl" else skip)
         build_image(client, ctx, tag, base, what="the desktop image")
     return tag
+
+
+def _without_task_files(package: str, skip: Any) -> Any:
+    """``copytree``'s ignore for the agentrl package copied into the image: also the OSWorld tasks folder.
+
+    The desktop server in the container never reads a task (the env on the host does); the tasks' files and
+    their oracles must not be where the agent's actions run (the container has no sandbox of its own).
+    """
+    tasks = os.path.join(package, "envs", "osworld", "tasks")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        left = set(skip(folder, names))
+        if os.path.realpath(folder) == os.path.realpath(os.path.dirname(tasks)):
+            left.add("tasks")
+        return left
+
+    return ignore
 
 
 # ---------------------------------------------------------------------------------------- engine

@@ -125,6 +125,26 @@ def _interpreter() -> str:
     return os.path.realpath(exe)
 
 
+PACKAGE_DIR = os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))))
+"""The agentrl package's folder: hidden inside the jail (see :func:`hidden_dirs`)."""
+
+
+def hidden_dirs(bound: Sequence[str], package_dir: str | None = None) -> list[str]:
+    """Folders to cover with an empty tmpfs inside the jail: the agentrl package, where a bound folder holds it.
+
+    A wheel install puts agentrl inside ``site-packages``, which the jail binds (its Python imports pyautogui
+    from there); the package carries the tasks' files and their oracles, which an agent must not read. Nothing
+    in the jail imports agentrl (its programs are handed over as text: :mod:`.programs`).
+
+    >>> hidden_dirs(["/venv/lib/python3.11/site-packages"], "/venv/lib/python3.11/site-packages/agentrl")
+    ['/venv/lib/python3.11/site-packages/agentrl']
+    >>> hidden_dirs(["/venv/lib/python3.11/site-packages"], "/src/agentrl")  # an editable checkout is not bound
+    []
+    """
+    package_dir = PACKAGE_DIR if package_dir is None else package_dir
+    return [package_dir] if any(package_dir.startswith(folder.rstrip(os.sep) + os.sep) for folder in bound) else []
+
+
 def python_dirs() -> list[str]:
     """The folders this Python needs inside the sandbox: its prefixes and its import path's packages."""
     dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p}
@@ -480,11 +500,15 @@ class Jail:
         argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp"]
         argv += ["--size", str(TMP_SIZE_BYTES // 4), "--tmpfs", "/var/tmp"]
         argv += ["--size", str(64 * 1024**2), "--tmpfs", "/run"]
-        for folder in python_dirs():
+        bound = python_dirs()
+        for folder in bound:
             argv += ["--ro-bind", folder, folder]
         for readable in self.readable:
             if readable.exists():
                 argv += ["--ro-bind", str(readable), str(readable)]
+                bound.append(os.path.realpath(readable))
+        for hidden in hidden_dirs(bound):  # the tasks and their oracles ship in the package
+            argv += ["--tmpfs", hidden]
         for writable in [self.home, *self.writable]:
             argv += ["--bind", str(writable), str(writable)]
         for src, dest, rw in self.mounts:
