@@ -38,15 +38,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 # What a missing part disables, by area.
-_SANDBOX = "Python sandbox isolation (no network namespace, no read-only root): tests/test_sandbox_attacks.py"
-_BROWSER = "AgentRL/FlashGame-*-v0, the browser test tier, HTML report rendering (tests/test_bench_report.py)"
+_SANDBOX = "Python sandbox isolation (no network namespace, no read-only root): tests/sandboxes/test_sandbox_attacks.py"
+_BROWSER = "AgentRL/FlashGame-*-v0, the browser test tier, HTML report rendering (tests/bench/test_bench_report.py)"
 _RUFFLE = "Ruffle (npm @ruffle-rs/ruffle), so AgentRL/FlashGame-SWF-v0"
 _DOCKER = "the docker test tier: the docker sandbox and AgentRL/OSWorld-v0 provider=docker"
 _DESKTOP = "AgentRL/OSWorld-v0 (local desktop) and the desktop test tier"
 _WALLPAPER = "the wallpaper routes of agentrl serve-desktop (/setup/change_wallpaper, /wallpaper: GNOME's setting)"
 _APPS = "OSWorld's tasks of this app (make desktop-full; agentrl osworld coverage PATH reports them)"
 _RECORDING = "screen recordings (/start_recording: OSWorld's runner records every episode), audio/video metrics"
-_A11Y = "the accessibility tree of AgentRL/OSWorld-v0 (desktop tier: tests/osworld/test_a11y.py)"
+_A11Y = "the accessibility tree of AgentRL/OSWorld-v0 (desktop tier: tests/envs/osworld/test_a11y.py)"
 
 
 @dataclass(frozen=True)

@@ -220,7 +220,7 @@ def summary(skeleton: DomainSkeleton, cwd: str | os.PathLike[str] | None = None)
 # The template: one file a job in agentrl/scaffold_templates/ (package data; ``NAME`` in a file name is the
 # package). ``$package``, ``$camel`` and ``$env_id`` are filled in (string.Template); the files hold no other
 # ``$``. They are not modules of agentrl (they are not Python until filled in), so ruff and mypy do not read
-# them: ``tests/test_scaffold.py`` writes the skeleton and runs ``agentrl check`` and its tests on it.
+# them: ``tests/cli/test_scaffold.py`` writes the skeleton and runs ``agentrl check`` and its tests on it.
 
 TEMPLATE_FOLDER = "scaffold_templates"
 """The folder of ``agentrl`` that holds the template files (``<file name>.tmpl``)."""

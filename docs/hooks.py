@@ -12,7 +12,7 @@
 * ``design/redteam.md``: ``agentrl redteam``'s reward-hack probes, a table per env, read from
   ``benchmarks/results/redteam.json`` (the probes never run at build time).
 
-``mkdocs build`` imports this file (``hooks:`` in ``mkdocs.yml``); ``tests/test_docs.py`` imports it to
+``mkdocs build`` imports this file (``hooks:`` in ``mkdocs.yml``); ``tests/artifacts/test_docs.py`` imports it to
 compare the pages with the registry.
 """
 

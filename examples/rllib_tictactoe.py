@@ -17,7 +17,7 @@ import argparse
 import importlib.util
 import time
 
-#: Packages this example needs (tests/test_examples.py skips it, saying which, when one is missing).
+#: Packages this example needs (tests/artifacts/test_examples.py skips it, saying which, when one is missing).
 REQUIRES = ["ray", "pettingzoo", "torch"]
 #: RLlib starts a local Ray instance: several seconds even for one iteration.
 SLOW = True

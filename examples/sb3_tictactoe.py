@@ -28,7 +28,7 @@ def main() -> None:
     """Train, then print the random and trained policies' results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="train less (CI)")
-    # --quick is a smoke run of this script; tests/test_sb3.py asserts that PPO beats random.
+    # --quick is a smoke run of this script; tests/integrations/test_sb3.py asserts that PPO beats random.
     parser.add_argument("--steps", type=int, default=None, help="training steps (default 6144, 256 with --quick)")
     parser.add_argument("--episodes", type=int, default=None, help="evaluation games (default 200, 20 with --quick)")
     parser.add_argument("--seed", type=int, default=0)

@@ -111,22 +111,26 @@ def pytest_report_header() -> list[str]:
     return [f"system parts missing: {' '.join(data['missing'])}; tiers disabled: {data['disabled_tiers']}{strict}"]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for ``pytest -n N --dist loadgroup`` (``make test``): a module's tests stay on one worker, so its
-    module fixtures (a desktop, a server) start once; every test that uses the private Docker engine goes to
-    one worker, so one engine starts and builds its images once. Without xdist the marks do nothing.
+def _tiers() -> Any:
+    """tests/tiers.py, loaded by its path (another installed package may be called ``tests``: verl ships one)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
 
-    A test parametrized with a game env id (``AgentRL/FlashGame-*``, a Chromium page each) is a ``browser`` test
-    wherever it lives, so ``make test`` runs it in the browser phase, alone: a Ruffle frame timed against a busy
-    second worker was once not the frame a determinism check expected.
-    """
-    for item in items:
-        if "AgentRL/FlashGame-" in item.nodeid and not item.get_closest_marker("browser"):
-            item.add_marker(pytest.mark.browser)
-        if item.get_closest_marker("xdist_group"):
-            continue
-        group = "docker" if "docker_engine" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+    name = "agentrl_test_tiers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("tiers.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test's tiers (``slow``, ``desktop``, ``docker``, ``browser``) and xdist group, from where it lives and what
+    it starts: :mod:`tests.tiers` holds the rules (nothing is marked by hand)."""
+    _tiers().apply(items)
 
 
 # The labels our containers carry: the sandbox tier's and the desktop provider's.

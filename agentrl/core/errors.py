@@ -2,7 +2,7 @@
 
 Only *our* bugs and misuse of the API raise. The agent's mistakes (bad code, unparsable actions)
 never raise: they become observations. Every error class the package defines subclasses
-:class:`AgentRLError` (``tests/test_errors.py`` walks every module to check it), keeping a builtin
+:class:`AgentRLError` (``tests/core/test_errors.py`` walks every module to check it), keeping a builtin
 base where one fits (``except ValueError`` still works). Where Gymnasium has the same error, ours
 subclasses Gymnasium's too, so ``except gymnasium.error.X`` catches it:
 

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT as PATHS_ROOT
+
+ROOT = PATHS_ROOT
 
 
 class ServerProcess:

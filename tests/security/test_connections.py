@@ -22,8 +22,6 @@ pytest.importorskip("uvicorn", reason="uvicorn is missing: pip install 'agentrl-
 from agentrl.serving.stack import start_server_thread
 from tests.security.attack import raise_own_files_limit, raw_request, server_process, status_of
 
-pytestmark = pytest.mark.slow
-
 
 def _health(url: str, timeout_s: float = 5.0) -> int:
     with urllib.request.urlopen(url + "/health", timeout=timeout_s) as response:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.desktop, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
 if importlib.util.find_spec("pyautogui") is None:

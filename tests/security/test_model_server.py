@@ -23,7 +23,6 @@ pytest.importorskip("fastapi")
 
 from tests.security.attack import server_process
 
-pytestmark = pytest.mark.slow
 TOKEN = "model-token-0123456789abcdef"
 
 

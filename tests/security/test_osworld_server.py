@@ -24,7 +24,7 @@ import httpx
 
 from agentrl.envs.osworld.server import serve_desktop
 from tests.security.attack import page_server, raw_request, status_of
-from tests.test_serving import FakeSession
+from tests.serving.test_serving import FakeSession
 
 SECRET = b"host-only secret 7d1f"
 

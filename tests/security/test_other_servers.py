@@ -55,7 +55,6 @@ def test_a_short_token_is_refused_with_allow_remote(command: str) -> None:
     assert done.returncode == 2 and "too short" in done.stderr, done.stderr
 
 
-@pytest.mark.slow
 def test_the_retriever_prints_its_port_and_caps_its_bodies(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": str(i), "contents": f'"T{i}"\ntext {i}'}) + "\n" for i in range(50)))

@@ -37,10 +37,11 @@ from agentrl.core.actions import Action, ActionSet, ParseError
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import ListTaskSource, Task
 from agentrl.core.verify import Score
+from tests.paths import ROOT as PATHS_ROOT
 
 pytestmark = pytest.mark.timeout(600)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = PATHS_ROOT
 GSM8K = ROOT / "tests" / "fixtures" / "gsm8k_sample.jsonl"
 
 

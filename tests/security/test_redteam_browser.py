@@ -9,7 +9,7 @@ import agentrl  # noqa: F401  (registers the ids)
 from agentrl.bench.redteam import PROBES, EnvReport
 from agentrl.bench.redteam.runner import run_target
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 pytest.importorskip("playwright", reason="playwright is missing: pip install 'agentrl-gym[browser]'")
 

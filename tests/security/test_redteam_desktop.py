@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-pytestmark = [pytest.mark.desktop, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 pytest.importorskip("mss", reason="mss is missing: pip install 'agentrl-gym[desktop]'")
 if not shutil.which("Xvfb") or not shutil.which("xterm"):

@@ -24,9 +24,7 @@ from agentrl.envs.games.browser import CHROMIUM_ARGS, find_chromium
 from agentrl.envs.osworld.server import serve_desktop
 from agentrl.serving.env_server import serve_env
 from tests.security.attack import page_server
-from tests.test_serving import FakeSession
-
-pytestmark = pytest.mark.browser
+from tests.serving.test_serving import FakeSession
 
 PAGE = """<!doctype html><html><body><form id="f" method="POST" enctype="text/plain" target="sink">
 <input name='{"command": ["id"], "x": "' value='"}'></form><iframe name="sink"></iframe><script>

@@ -40,7 +40,7 @@ that :func:`agentrl.envs.osworld.tasks.evaluate.evaluate` needs::
     POST /start_recording, /end_recording  -> {"status", "message"}; the MP4 (ffmpeg x11grab in the sandbox)
 
 OSWorld's ``PythonController`` and ``SetupController`` call these with their own request shapes
-(``tests/osworld/test_pythoncontroller_parity.py`` replays them); they send no token, so they need
+(``tests/envs/osworld/test_pythoncontroller_parity.py`` replays them); they send no token, so they need
 ``insecure_loopback``. ``python``/``python3`` in the sandbox import pyautogui (see :mod:`.jail`).
 
 Commands, apps, files and actions all go through the desktop's sandbox (its

@@ -112,7 +112,7 @@ class ColourLetterEnv(EpisodeEnv[dict[str, Any], str]):
     colour stands for". Red asks for ``a``, blue for ``b``. Reward: :func:`letter_reward` of the reply
     against that letter; one turn. A model that ignores the image can at best write one letter and score
     0.5 on average; reading the colour is what takes it to 1. It is the learning signal of the pixel
-    training test (``tests/test_vlm_training.py``).
+    training test (``tests/train/test_vlm_training.py``).
 
     Example:
         >>> env = ColourLetterEnv()

@@ -12,7 +12,7 @@ known place from the action's own code (``ctrl+alt+t`` opens one too, see
 every change after that is typed.
 
 Each entry was run end to end against OSWorld's real files and scored 1.0
-(``tests/osworld/tasks/test_real_oracles.py``, with ``AGENTRL_OSWORLD_EXAMPLES`` set).
+(``tests/envs/osworld/tasks/test_real_oracles.py``, with ``AGENTRL_OSWORLD_EXAMPLES`` set).
 
 >>> real_oracle("b3d4a89c-53f2-4d6b-8b6a-541fb5d205fa")  # "switch off the Bluetooth": infeasible here
 ('FAIL',)

@@ -1,0 +1,52 @@
+"""``tests/`` mirrors the package: a test module lives in the folder of what it tests.
+
+``tests/<package>/`` for each top-level package of ``agentrl`` (``tests/envs/<domain>/`` for a domain, and deeper
+folders as the domain has them: ``tests/envs/osworld/runtime/``), ``tests/cli/`` for the command and the face
+modules (``cli``, ``scaffold``, ``_system_deps``, ``testing``), ``tests/artifacts/`` for what is not a module
+(the README, the guides, the examples, the benchmark scripts, the docs site, the layout itself) and
+``tests/security/`` for the attacks across boundaries. A new test module anywhere else fails here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.paths import ROOT, TESTS
+
+#: folders of tests/ that stand for no package folder
+OUTSIDE_THE_PACKAGE = ("artifacts", "security", "cli")
+
+
+def misplaced(tests: Path = TESTS, package: Path = ROOT / "agentrl") -> list[str]:
+    """The test modules that sit outside the mirror, as paths relative to ``tests``."""
+    wrong = []
+    for path in sorted(tests.rglob("test_*.py")):
+        folders = path.relative_to(tests).parts[:-1]
+        if "fixtures" in folders:
+            continue  # data that happens to be Python (a benchmark's own files)
+        if not folders:
+            wrong.append(str(path.relative_to(tests)))
+        elif folders[0] in OUTSIDE_THE_PACKAGE:
+            if len(folders) > 1:
+                wrong.append(str(path.relative_to(tests)))
+        elif not (package.joinpath(*folders)).is_dir():
+            wrong.append(str(path.relative_to(tests)))
+    return wrong
+
+
+def test_every_test_module_sits_in_the_mirror() -> None:
+    wrong = misplaced()
+    assert not wrong, (
+        f"test modules outside the mirror of agentrl/: {wrong}; put each in tests/<the package folder it tests>/ "
+        f"(or tests/{{{','.join(OUTSIDE_THE_PACKAGE)}}}/): see tests/artifacts/test_test_layout.py"
+    )
+
+
+def test_the_check_can_fail(tmp_path: Path) -> None:
+    package = tmp_path / "agentrl"
+    (package / "core").mkdir(parents=True)
+    for name in ("test_flat.py", "core/test_ok.py", "nosuch/test_x.py", "artifacts/test_readme.py",
+                 "artifacts/deep/test_y.py"):
+        (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / name).write_text("")
+    assert misplaced(tmp_path / "tests", package) == ["artifacts/deep/test_y.py", "nosuch/test_x.py", "test_flat.py"]
