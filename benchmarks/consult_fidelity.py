@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.envs.consult.cases import Case, build_case_bank
 from agentrl.envs.consult.catalog import JARGON, TOPICS
 from agentrl.envs.consult.checker import FactChecker, split_sentences
 from agentrl.envs.consult.persona import HESITANT_OPENERS
 from agentrl.envs.consult.rubric import diagnosis_matches
+from agentrl.envs.consult.tasks import Case, build_case_bank
 
 __all__ = ["PARAPHRASES", "FidelityReport", "run_fidelity", "scripted_dialogue"]
 

@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.envs.consult.cases import PatientView
 from agentrl.envs.consult.catalog import TOPICS
 from agentrl.envs.consult.matching import keyword_hits
 from agentrl.envs.consult.persona import ANXIOUS_PHRASES, CONFESSIONS, HESITANT_OPENERS, TALKATIVE_ASIDES, lay_words
 from agentrl.envs.consult.simulator import GREETING, LEAVING, META_REPLY, NOTHING_ELSE, TOO_MANY, UNCLEAR
+from agentrl.envs.consult.tasks import PatientView
 
 __all__ = ["CheckResult", "FactChecker", "split_sentences"]
 

@@ -20,7 +20,6 @@ from agentrl.core.episode import Turn
 from agentrl.core.task import ListTaskSource, Task
 from agentrl.core.verify import Score
 from agentrl.envs.consult.actions import ConsultActionSet
-from agentrl.envs.consult.cases import Case, build_case_bank, oracle_turns
 from agentrl.envs.consult.measurement import run_test
 from agentrl.envs.consult.rubric import (
     JUDGE_PROMPT_VERSION,
@@ -32,6 +31,7 @@ from agentrl.envs.consult.rubric import (
     split_final,
 )
 from agentrl.envs.consult.simulator import PatientSimulator, RuleBasedPatient
+from agentrl.envs.consult.tasks import Case, build_case_bank, oracle_turns
 
 __all__ = ["REWARD_COMPONENTS", "SYSTEM_PROMPT", "ConsultVerifier", "PatientConsultEnv", "case_to_task"]
 
@@ -236,7 +236,7 @@ class PatientConsultEnv(AgentEnv):
             os.path.abspath(path) for path in (cases, rubrics) if isinstance(path, (str, os.PathLike))
         )
         if rubrics is not None:
-            from agentrl.envs.consult.loaders import attach_rubrics
+            from agentrl.envs.consult.datasets import attach_rubrics
 
             bank = attach_rubrics(bank, rubrics)
         self.cases: dict[str, Case] = {case.id: case for case in bank}
@@ -279,7 +279,7 @@ class PatientConsultEnv(AgentEnv):
         if isinstance(cases, str) and cases == "generated":
             return build_case_bank(per_condition, bank_seed=bank_seed, conditions=conditions, specialties=specialties)
         if isinstance(cases, (str, os.PathLike)):
-            from agentrl.envs.consult.loaders import load_agentclinic
+            from agentrl.envs.consult.datasets import load_agentclinic
 
             return load_agentclinic(cases)
         loaded = list(cases)

@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.envs.consult.cases import PatientView
 from agentrl.envs.consult.catalog import TOPICS
 from agentrl.envs.consult.checker import FactChecker, split_sentences
 from agentrl.envs.consult.persona import speak
 from agentrl.envs.consult.rubric import backend_model_name
 from agentrl.envs.consult.simulator import PatientReply, RuleBasedPatient
+from agentrl.envs.consult.tasks import PatientView
 from agentrl.llm.base import BackendError, ChatMessage, GenerationConfig
 
 __all__ = ["PROMPT_VERSION", "LLMPatient"]

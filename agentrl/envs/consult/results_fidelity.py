@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentrl.envs.consult.cases import Case
 from agentrl.envs.consult.catalog import TESTS, normalize_test_name
 from agentrl.envs.consult.measurement import _case_spec, case_results, could_match, run_test
+from agentrl.envs.consult.tasks import Case
 
 __all__ = ["FileFidelity", "case_fidelity", "file_fidelity", "main"]
 
@@ -95,7 +95,7 @@ def case_fidelity(case: Case) -> tuple[int, int, int, int, list[str]]:
 
 def file_fidelity(path: str | os.PathLike[str]) -> FileFidelity:
     """The figures of one AgentClinic file."""
-    from agentrl.envs.consult.loaders import load_agentclinic
+    from agentrl.envs.consult.datasets import load_agentclinic
 
     report = FileFidelity(Path(path).name)
     for case in load_agentclinic(path):

@@ -11,11 +11,11 @@ The rule-based patient has three units (after Baichuan-M2's patient simulator):
   repeats, a flood of questions, questions about the consultation itself) against the persona's
   patience; when it runs out the patient leaves.
 
-The simulator only holds :class:`~agentrl.envs.consult.cases.PatientView`: it never knows the
+The simulator only holds :class:`~agentrl.envs.consult.tasks.PatientView`: it never knows the
 diagnosis, the differential or the rubric.
 
 >>> import numpy as np
->>> from agentrl.envs.consult.cases import build_case_bank
+>>> from agentrl.envs.consult.tasks import build_case_bank
 >>> case = build_case_bank(1, conditions=["community_acquired_pneumonia"])[0]
 >>> patient = RuleBasedPatient(semantic=False)
 >>> patient.reset(case.patient_view(), np.random.default_rng(0))
@@ -33,9 +33,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from agentrl.envs.consult.cases import PatientView
 from agentrl.envs.consult.matching import TopicMatcher
 from agentrl.envs.consult.persona import CONFESSIONS, DEFLECTIONS, speak
+from agentrl.envs.consult.tasks import PatientView
 
 __all__ = ["PatientReply", "PatientSimulator", "RuleBasedPatient", "describe_simulator"]
 

@@ -1,5 +1,15 @@
 """Multi-agent envs (PettingZoo), one module per env, named as PettingZoo names its envs.
 
+* ``<game>_v0.py`` (``tictactoe_v0``, ``connect_four_v0``, ``nim_v0``, ``tiny_nim_v0``, ``kuhn_poker_v0``,
+  ``negotiation_v0``): the env of a turn-based game, its ``env()`` (AEC), over ``<game>.py``, the game's rules
+  (and its best player where it has one);
+* ``base.py``: :class:`~agentrl.envs.multiagent.base.TextGameEnv`, the AEC env every turn-based text game is, on
+  the :class:`~agentrl.envs.multiagent.base.GameRules` protocol, with TextArena's invalid-move rule;
+* ``debate_v0.py`` (natively parallel) over ``debate.py``, and ``cooperative_v0.py`` over ``cooperative.py``: the
+  envs of several LLM agents on one task, and their rules, rewards and oracles;
+* ``opponents.py``: the built-in players (random, scripted, game-tree search) and players by name;
+* ``single_agent.py``: one seat of a game as a single-agent Gymnasium env (the ``AgentRL-MA/*`` ids).
+
 >>> from agentrl.envs.multiagent import tictactoe_v0
 >>> env = tictactoe_v0.env()          # AEC: agents take turns (every module's env() is AEC)
 >>> env.reset(seed=0)

@@ -175,7 +175,7 @@ def _sql_domain(options: dict[str, Any]) -> DebateDomain:
 
 
 def _search_domain(options: dict[str, Any]) -> DebateDomain:
-    from agentrl.envs.search.questions import ProceduralSearchSource
+    from agentrl.envs.search.tasks import ProceduralSearchSource
     from agentrl.envs.search.verify import QAVerifier, normalize_answer
 
     verifier = QAVerifier(options.pop("mode", "em"))

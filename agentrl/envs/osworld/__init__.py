@@ -9,7 +9,8 @@ The package is split by role, each part importing only the ones before it:
 * :mod:`.tasks`: the task file format, the task pool and coverage, assets, set-up steps, real-task oracles, and
   :func:`~agentrl.envs.osworld.tasks.evaluate.evaluate`, which scores a finished episode;
 * :mod:`.env` (the Gymnasium env), :mod:`.actions` (OSWorld's two action spaces), :mod:`.a11y` (the
-  accessibility tree) and :mod:`.som` (set-of-marks) at the top.
+  accessibility tree) and :mod:`.som` (set-of-marks) at the top;
+* :mod:`.cli`: ``agentrl osworld coverage|fetch-assets``, the subcommands the ``agentrl`` command adds.
 
 The ids are registered by :mod:`agentrl.envs`; importing this package starts nothing.
 """

@@ -4,8 +4,9 @@ OSWorld's VM server answers ``GET /accessibility`` with ``{"AT": xml}``: one XML
 node, tagged by its role name (spaces as ``-``), under a ``desktop-frame`` root. The node's name is the
 plain ``name`` attribute; states (``st:visible="true"``), the toolkit's attributes (``attr:*``), its
 on-screen box (``cp:screencoord="(x, y)"``, ``cp:size="(w, h)"``), value (``val:*``) and actions
-(``act:*``) are namespaced attributes; the text, for nodes with a text interface, is the element's
-text. :data:`DUMP_SCRIPT` writes that XML; it runs in a child process of the *system* Python (where
+(``act:*``) are namespaced attributes (:data:`NAMESPACES`, by prefix); the text, for nodes with a text
+interface, is the element's text. :data:`DUMP_SCRIPT` writes that XML: the program
+:mod:`agentrl.envs.osworld.runtime.programs.a11y_dump`, run in a child process of the *system* Python (where
 Debian's ``python3-gi`` imports), see :meth:`agentrl.envs.osworld.runtime.desktop.DesktopSession.accessibility_tree`.
 
 The pure functions here need no desktop:
@@ -26,6 +27,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from agentrl.envs.osworld.runtime import programs
+from agentrl.envs.osworld.runtime.programs.a11y_dump import NAMESPACES
+
 __all__ = [
     "DUMP_SCRIPT",
     "LINEAR_HEADER",
@@ -38,17 +42,6 @@ __all__ = [
     "trim",
 ]
 
-_BASE = "https://accessibility.ubuntu.example.org/ns/"
-NAMESPACES: dict[str, str] = {
-    "st": _BASE + "state",
-    "attr": _BASE + "attributes",
-    "cp": _BASE + "component",
-    "doc": _BASE + "document",
-    "docattr": _BASE + "document/attributes",
-    "txt": _BASE + "text",
-    "val": _BASE + "value",
-    "act": _BASE + "action",
-}
 LINEAR_HEADER = "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)"
 
 _ST = "{" + NAMESPACES["st"] + "}"
@@ -67,145 +60,10 @@ _KEEP_EXACT = frozenset(
     }
 )  # fmt: skip
 
-# Runs in the system python (``/usr/bin/python3 -I``): stdlib and gi only. argv: max_nodes max_depth
-# max_width max_text. Prints the XML on stdout; exit 3 when gi/Atspi cannot be imported.
-DUMP_SCRIPT = r"""
-import re, sys
-import xml.etree.ElementTree as ET
-try:
-    import gi
-    gi.require_version("Atspi", "2.0")
-    from gi.repository import Atspi
-except Exception as exc:
-    print("cannot import gi.repository.Atspi: %s" % exc, file=sys.stderr)
-    sys.exit(3)
-
-MAX_NODES, MAX_DEPTH, MAX_WIDTH, MAX_TEXT = (int(a) for a in sys.argv[1:5])
-NS = __NAMESPACES__
-for _p, _u in NS.items():
-    ET.register_namespace(_p, _u)
-ST, AT, CP, VAL, ACT = ("{%s}" % NS[k] for k in ("st", "attr", "cp", "val", "act"))
-BAD = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-count = 0
-truncated = False
-
-
-def clean(s):
-    return BAD.sub("", s or "")
-
-
-def build(acc, depth):
-    global count, truncated
-    count += 1
-    attrs = {}
-    try:
-        attrs["name"] = clean(acc.get_name())
-    except Exception:
-        attrs["name"] = ""
-    try:
-        for st in acc.get_state_set().get_states():
-            nick = Atspi.StateType(st).value_nick.replace("-", "_")
-            if nick:
-                attrs[ST + nick] = "true"
-    except Exception:
-        pass
-    try:
-        for k, v in (acc.get_attributes() or {}).items():
-            if k and re.match(r"^[A-Za-z_][A-Za-z0-9_.-]*$", k):
-                attrs[AT + k] = clean(v)
-    except Exception:
-        pass
-    if attrs.get(ST + "visible") == "true" and attrs.get(ST + "showing") == "true":
-        try:
-            comp = acc.get_component_iface()
-            if comp is not None:
-                r = comp.get_extents(Atspi.CoordType.SCREEN)
-                attrs[CP + "screencoord"] = str((r.x, r.y))
-                attrs[CP + "size"] = str((r.width, r.height))
-        except Exception:
-            pass
-    text = ""
-    try:
-        ti = acc.get_text_iface()
-        if ti is not None:
-            n = ti.get_character_count()
-            text = ti.get_text(0, min(n, MAX_TEXT)) if n > 0 else ""
-            text = clean(text.replace("\ufffc", "").replace("\ufffd", ""))
-    except Exception:
-        pass
-    for flag, getter in (("image", "get_image_iface"), ("selection", "get_selection_iface")):
-        try:
-            if getattr(acc, getter)() is not None:
-                attrs[flag] = "true"
-        except Exception:
-            pass
-    try:
-        vi = acc.get_value_iface()
-        if vi is not None:
-            for key, fn in (("value", "get_current_value"), ("min", "get_minimum_value"),
-                            ("max", "get_maximum_value"), ("step", "get_minimum_increment")):
-                try:
-                    attrs[VAL + key] = str(getattr(vi, fn)())
-                except Exception:
-                    pass
-    except Exception:
-        pass
-    try:
-        ai = acc.get_action_iface()
-        if ai is not None:
-            for i in range(ai.get_n_actions()):
-                an = (ai.get_action_name(i) or "").replace(" ", "-")
-                if an and re.match(r"^[A-Za-z_][A-Za-z0-9_.-]*$", an):
-                    attrs[ACT + an + "_desc"] = clean(ai.get_action_description(i))
-                    attrs[ACT + an + "_kb"] = clean(ai.get_key_binding(i))
-    except Exception:
-        pass
-    try:
-        role = (acc.get_role_name() or "").strip()
-    except Exception:
-        role = ""
-    tag = re.sub(r"[^A-Za-z0-9_.-]", "-", role.replace(" ", "-")) or "unknown"
-    if not re.match(r"^[A-Za-z_]", tag):
-        tag = "unknown-" + tag
-    node = ET.Element(tag, attrs)
-    if text:
-        node.text = text
-    if depth >= MAX_DEPTH:
-        return node
-    try:
-        n = acc.get_child_count()
-    except Exception:
-        n = 0
-    for i in range(min(n, MAX_WIDTH)):
-        if count >= MAX_NODES:
-            truncated = True
-            break
-        try:
-            child = acc.get_child_at_index(i)
-        except Exception:
-            continue
-        if child is not None:
-            node.append(build(child, depth + 1))
-    return node
-
-
-Atspi.set_timeout(2000, 5000)
-root = ET.Element("desktop-frame")
-desktop = Atspi.get_desktop(0)
-for i in range(desktop.get_child_count()):
-    if count >= MAX_NODES:
-        truncated = True
-        break
-    try:
-        app = desktop.get_child_at_index(i)
-    except Exception:
-        continue
-    if app is not None:
-        root.append(build(app, 1))
-if truncated:
-    root.set("truncated", "true")
-sys.stdout.write(ET.tostring(root, encoding="unicode"))
-""".replace("__NAMESPACES__", repr(NAMESPACES))
+DUMP_SCRIPT = programs.source("a11y_dump")
+"""The dumper (:mod:`agentrl.envs.osworld.runtime.programs.a11y_dump`), run from its text in the system Python:
+``/usr/bin/python3 -I -c DUMP_SCRIPT <max nodes> <max depth> <max width> <max text>``; it prints the XML, and exits
+3 when ``gi.repository.Atspi`` cannot be imported."""
 
 
 def parse(xml: str | ET.Element) -> ET.Element:

@@ -144,13 +144,13 @@ class SearchEnv(AgentEnv):
                 "agentrl serve-retriever --retriever-model PATH)"
             )
         if corpus is not None and dataset is not None:
-            from agentrl.envs.search.flashrag import FlashRAGSource, load_corpus_jsonl
+            from agentrl.envs.search.datasets import FlashRAGSource, load_corpus_jsonl
 
             task_source: Any = FlashRAGSource(dataset)
             passages_loader = lambda: load_corpus_jsonl(corpus)  # noqa: E731  (built only when needed)
         else:
             from agentrl.envs.search.corpus import build_corpus
-            from agentrl.envs.search.questions import ProceduralSearchSource
+            from agentrl.envs.search.tasks import ProceduralSearchSource
 
             task_source = ProceduralSearchSource(kinds=kinds, corpus_seed=corpus_seed, n_entities=n_entities)
             passages_loader = lambda: build_corpus(corpus_seed, n_entities).passages  # noqa: E731

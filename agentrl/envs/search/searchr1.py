@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agentrl.envs.search.flashrag import split_contents
+from agentrl.envs.search.datasets import split_contents
 from agentrl.envs.search.hit import Hit
 
 __all__ = ["DEFAULT_TOPK", "build_request", "format_result", "hit_to_document", "join_contents", "parse_result"]

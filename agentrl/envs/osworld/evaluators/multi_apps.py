@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrl.core.errors import DependencyNotInstalled
+from agentrl.envs.osworld.runtime import programs
 
 __all__ = [
     "GETTERS",
@@ -649,26 +650,6 @@ def compare_epub(result: Any, expected: Any, **options: Any) -> float:
     return score
 
 
-_RUNNER = """
-import importlib.util, sys
-test_file, name, marker = sys.argv[1], sys.argv[2], sys.argv[3]
-for folder in reversed(sys.argv[4:]):
-    sys.path.insert(0, folder)
-spec = importlib.util.spec_from_file_location("dynamic_module", test_file)
-module = importlib.util.module_from_spec(spec)
-sys.modules["dynamic_module"] = module
-spec.loader.exec_module(module)
-test = getattr(module, name)
-try:
-    passed = bool(test())
-except Exception:
-    passed = False
-sys.stdout.flush()
-sys.stdout.write("\\n" + marker + ("1" if passed else "0") + "\\n")
-sys.stdout.flush()
-"""
-
-
 def check_python_file_by_test_suite(actual_files: Any, test_file: Any, **options: Any) -> float:
     """1 iff the gold test suite's test function (option ``test_function_name``, default ``test``) returns true.
 
@@ -701,7 +682,7 @@ def check_python_file_by_test_suite(actual_files: Any, test_file: Any, **options
                 folders.append(folder)
     marker = "agentrl-test-suite-" + secrets.token_hex(8) + ":"
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")
-    argv = [sys.executable, "-c", _RUNNER, test_path, name, marker, *folders]
+    argv = [sys.executable, "-c", programs.source("suite_runner"), test_path, name, marker, *folders]
     child = subprocess.Popen(
         argv,
         cwd=folders[0],

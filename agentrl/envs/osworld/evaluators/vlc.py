@@ -45,6 +45,7 @@ import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled
 from agentrl.envs.osworld.evaluators.general import match_value_to_rule
+from agentrl.envs.osworld.runtime import programs
 from agentrl.envs.osworld.runtime.apps import VLC_HTTP_FLAGS, VLC_HTTP_PASSWORD, VLC_HTTP_PORT
 
 __all__ = [
@@ -406,27 +407,14 @@ def vlc_config(client: Any, spec: Mapping[str, Any]) -> str | None:
     return str(local)
 
 
-_STATUS_SCRIPT = f"""
-import base64, sys, urllib.request
-auth = base64.b64encode(b":{HTTP_PASSWORD}").decode()
-request = urllib.request.Request("http://localhost:{HTTP_PORT}/requests/status.xml",
-                                 headers={{"Authorization": "Basic " + auth}})
-opener = urllib.request.build_opener(urllib.request.ProxyHandler({{}}))
-try:
-    with opener.open(request, timeout=10) as answer:
-        data = answer.read()
-except Exception as error:
-    sys.exit("VLC's HTTP interface did not answer: %s" % error)
-sys.stdout.write(base64.b64encode(data).decode())
-"""
-
-
 def vlc_playing_info(client: Any, spec: Mapping[str, Any]) -> str | None:
     """The local path of VLC's ``/requests/status.xml``; ``None`` when VLC's HTTP interface does not answer.
 
-    VLC listens on the loopback of the desktop's sandbox, so the request runs there (``python3 -c``).
+    VLC listens on the loopback of the desktop's sandbox, so the request runs there:
+    :mod:`~agentrl.envs.osworld.runtime.programs.vlc_status`, ``python3 -c <its text> <port> <password>``.
     """
-    answer = client.execute(["python3", "-c", _STATUS_SCRIPT], timeout_s=20)
+    argv = ["python3", "-c", programs.source("vlc_status"), str(HTTP_PORT), HTTP_PASSWORD]
+    answer = client.execute(argv, timeout_s=20)
     if answer.get("returncode") != 0:
         LOG.warning("vlc_playing_info: %s", str(answer.get("error") or answer.get("output"))[-500:])
         return None

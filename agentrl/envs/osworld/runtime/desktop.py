@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 
 from agentrl.core.errors import DependencyNotInstalled, SandboxUnavailable
-from agentrl.envs.osworld.runtime import episode, startup
+from agentrl.envs.osworld.runtime import episode, programs, startup
 from agentrl.envs.osworld.runtime.episode import A11Y_APT_COMMAND, OUTPUT_CAP
 from agentrl.envs.osworld.runtime.jail import Jail, JailProcess
 from agentrl.envs.osworld.runtime.settle import ANSWER_S, ProcessActivity, SettleResult
@@ -412,7 +412,7 @@ class DesktopSession:
     def accessibility_tree(self, max_nodes: int = 5000, timeout_s: float = 10.0, *, max_text: int = 10_000) -> str:
         """The AT-SPI tree of every app on this desktop, as OSWorld's ``GET /accessibility`` XML.
 
-        Runs :data:`agentrl.envs.osworld.a11y.DUMP_SCRIPT` in ``/usr/bin/python3 -I`` (Debian's ``gi``
+        Runs :mod:`~agentrl.envs.osworld.runtime.programs.a11y_dump` in ``/usr/bin/python3 -I`` (Debian's ``gi``
         imports only there) in the desktop's sandbox with its env, killed after ``timeout_s``. At most ``max_nodes``
         nodes (the root then has ``truncated="true"``), 50 levels deep, 1024 children a node, and
         ``max_text`` characters of each node's text. Only apps started with :meth:`env` (GTK apps with
@@ -423,8 +423,6 @@ class DesktopSession:
                 names the apt packages), or the dump failed.
             TimeoutError: the dump ran past ``timeout_s``.
         """
-        from agentrl.envs.osworld.a11y import DUMP_SCRIPT
-
         self._check_open()
         if self._state.bus_address is None:
             raise SandboxUnavailable(f"no AT-SPI bus on this desktop: {self.accessibility_note}")
@@ -433,7 +431,8 @@ class DesktopSession:
         env = self.env()
         env["NO_AT_BRIDGE"] = "1"  # the dumper itself must not appear in the tree
         env.pop("GTK_MODULES", None)
-        argv = [SYSTEM_PYTHON, "-I", "-c", DUMP_SCRIPT, str(int(max_nodes)), "50", "1024", str(int(max_text))]
+        dump = programs.source("a11y_dump")
+        argv = [SYSTEM_PYTHON, "-I", "-c", dump, str(int(max_nodes)), "50", "1024", str(int(max_text))]
         # In the sandbox, beside the apps: the session bus there only lets its own user in.
         rc, out, err = self._jail().run_bytes(argv, env=env, cwd=self.home, timeout_s=timeout_s, cap=64 * 1024**2)
         if rc is None:

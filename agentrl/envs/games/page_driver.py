@@ -1,13 +1,13 @@
 """A thin driver for one browser game's page: for game authors and the per-game tests.
 
-:class:`GameHarness` opens one :class:`~agentrl.envs.games.browser.GamePage` for a registered game
+:class:`GamePageDriver` opens one :class:`~agentrl.envs.games.browser.GamePage` for a registered game
 (``agentrl.envs.games.env.GAMES``): the virtual-clock runtime as init script, the game's extra scripts
 (e.g. Ruffle for ``swf``) and its served folders, then the game's ``/games/<name>.js``. It speaks the
 runtime's ``AgentRL.start`` / ``AgentRL.step`` / ``AgentRL.inputFor`` directly, without the Gymnasium
 env's observation and action plumbing, so a test can look at the game's privileged state, its text
 and its frames, and play the oracle by named moves or by real mouse/keyboard input::
 
-    with GameHarness("g2048") as game:
+    with GamePageDriver("g2048") as game:
         info = game.start(seed=0)
         out = game.step("left")
         last, steps = game.play(seed=1, via="input")
@@ -26,9 +26,9 @@ from typing import Any, Literal
 from agentrl.envs.games.browser import BrowserError, GamePage, find_chromium
 from agentrl.envs.games.env import _RUNTIME, GAMES, GameSpec
 
-__all__ = ["GameHarness", "StepCheck", "no_error"]
+__all__ = ["GamePageDriver", "StepCheck", "no_error"]
 
-#: called by :meth:`GameHarness.play` after every step: ``(move, input_event, before, after)``
+#: called by :meth:`GamePageDriver.play` after every step: ``(move, input_event, before, after)``
 StepCheck = Callable[[str, "dict[str, Any] | None", "dict[str, Any]", "dict[str, Any]"], None]
 
 
@@ -38,7 +38,7 @@ def no_error(move: str, event: dict[str, Any] | None, before: dict[str, Any], af
         raise AssertionError(f"{move!r}: {after['error']}")
 
 
-class GameHarness:
+class GamePageDriver:
     """One open page of one game, driven through the runtime's ``AgentRL`` object.
 
     Args:
@@ -81,7 +81,7 @@ class GameHarness:
             raise
 
     @classmethod
-    def for_tests(cls, name: str, **kwargs: Any) -> GameHarness:
+    def for_tests(cls, name: str, **kwargs: Any) -> GamePageDriver:
         """Open ``name`` for a pytest test, or ``pytest.skip`` with the reason when it cannot run here.
 
         Skips when Playwright or Chromium is missing, or a served folder cannot be resolved (e.g.
@@ -230,7 +230,7 @@ class GameHarness:
         """Close the page (safe to call twice)."""
         self.page.close()
 
-    def __enter__(self) -> GameHarness:
+    def __enter__(self) -> GamePageDriver:
         return self
 
     def __exit__(

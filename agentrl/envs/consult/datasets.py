@@ -1,7 +1,7 @@
 """Loaders for outside data: AgentClinic cases and HealthBench-style rubrics.
 
 :func:`load_agentclinic` turns the OSCE cases of AgentClinic's JSONL files (``agentclinic_medqa.jsonl``
-and friends: one ``{"OSCE_Examination": {...}}`` object per line) into :class:`~agentrl.envs.consult.cases.Case`
+and friends: one ``{"OSCE_Examination": {...}}`` object per line) into :class:`~agentrl.envs.consult.tasks.Case`
 objects: the patient actor's history, symptoms and social history become atomic facts filed under the
 :data:`~agentrl.envs.consult.catalog.TOPICS` they answer, and the examination findings and test results
 become the case's results under the :data:`~agentrl.envs.consult.catalog.TESTS` they resolve to.
@@ -37,12 +37,12 @@ import numpy as np
 
 from agentrl.core.errors import TaskFormatError
 from agentrl.core.task import read_jsonl
-from agentrl.envs.consult.cases import FEMALE_NAMES, MALE_NAMES, SURNAMES, Case, Fact
 from agentrl.envs.consult.catalog import TOPICS, normalize_test_name
 from agentrl.envs.consult.matching import _KEYWORDS, TopicMatcher
 from agentrl.envs.consult.measurement import CASE_PREFIX, resolve_test
 from agentrl.envs.consult.persona import draw_persona
 from agentrl.envs.consult.rubric import Criterion, build_rubric
+from agentrl.envs.consult.tasks import FEMALE_NAMES, MALE_NAMES, SURNAMES, Case, Fact
 
 __all__ = ["attach_rubrics", "load_agentclinic", "load_healthbench_rubrics"]
 
