@@ -69,24 +69,36 @@ AGENTRL_REQUIRE_SYSTEM ?= 1
 # The browser tests (Chromium, Ruffle's Flash frames) run after, alone: a game frame timed against a busy second worker
 # missed its move once in three runs. --durations: each run prints its slowest tests, to see where the suite's time goes.
 PYTEST_WORKERS ?= 2
+# Each phase's seconds go to runs/test-times/<run>.json (scripts/timed.py) and every test's to
+# runs/test-times/<run>-pytest-<phase>.json; the last lines print the phases and the total.
+STAMP_NOW := $(shell date +%Y%m%dT%H%M%S)
+TIMED = $(PYTHON) scripts/timed.py
+LINT_PATHS := agentrl agentrl_verifiers tests examples benchmarks docs scripts
 test: setup
-	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks docs
-	$(VENV)/bin/mypy
-	$(MKDOCS) build --strict
-	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
-	AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) $(PY) -m pytest -q -m browser --durations=15
+	@$(TIMED) test-$(STAMP_NOW) ruff -- $(VENV)/bin/ruff check $(LINT_PATHS)
+	@$(TIMED) test-$(STAMP_NOW) mypy -- $(VENV)/bin/mypy
+	@$(TIMED) test-$(STAMP_NOW) docs -- env HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+	@$(TIMED) test-$(STAMP_NOW) pytest-main -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
+	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-main.json \
+	  $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
+	@$(TIMED) test-$(STAMP_NOW) pytest-browser -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
+	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-browser.json \
+	  $(PY) -m pytest -q -m browser --durations=15
+	@$(TIMED) test-$(STAMP_NOW) --summary
 
 # The edit loop (under 5 minutes on 2 cores with a warm venv): ruff, mypy and the fast tier, that is every test but
 # the slow, desktop, docker and browser ones (tests/tiers.py derives the tiers from where a test lives and what it
 # starts). `make test` runs them all.
 FAST_TIER := not slow and not desktop and not docker and not browser
 check: setup
-	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks docs
-	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "$(FAST_TIER)" --durations=15
+	@$(TIMED) check-$(STAMP_NOW) ruff -- $(VENV)/bin/ruff check $(LINT_PATHS)
+	@$(TIMED) check-$(STAMP_NOW) mypy -- $(VENV)/bin/mypy
+	@$(TIMED) check-$(STAMP_NOW) pytest-fast -- env AGENTRL_TEST_TIMES=runs/test-times/check-$(STAMP_NOW)-pytest-fast.json \
+	  $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "$(FAST_TIER)" --durations=15
+	@$(TIMED) check-$(STAMP_NOW) --summary
 
 lint: setup
-	$(VENV)/bin/ruff check agentrl agentrl_verifiers tests examples benchmarks docs
+	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/mypy
 
 # The documentation site (mkdocs.yml, docs/) into site/, offline. docs/hooks.py generates a page per env id: it makes

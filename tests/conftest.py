@@ -96,8 +96,32 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(f"FAILED (module skipped) {line}", red=True)
 
 
+_DURATIONS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up each test's setup, call and teardown seconds (for ``AGENTRL_TEST_TIMES``)."""
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + float(report.duration)
+
+
+def _write_durations(session: pytest.Session) -> None:
+    """Write every test's seconds to ``$AGENTRL_TEST_TIMES`` (``make test`` and ``make check`` set it)."""
+    import json
+    from pathlib import Path
+
+    path = os.environ.get("AGENTRL_TEST_TIMES")
+    if not path or hasattr(session.config, "workerinput"):  # the xdist controller writes, not its workers
+        return
+    ranked = sorted(_DURATIONS.items(), key=lambda item: -item[1])
+    data = {"tests": len(ranked), "seconds_in_tests": round(sum(_DURATIONS.values()), 1),
+            "durations": {nodeid: round(seconds, 3) for nodeid, seconds in ranked}}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Fail the session when a module was skipped for a missing system part under AGENTRL_REQUIRE_SYSTEM=1."""
+    _write_durations(session)
     if _MODULES_FAILED and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

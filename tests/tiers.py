@@ -40,8 +40,8 @@ DESKTOP = re.compile(
 )
 #: what a browser test starts
 BROWSER = re.compile(
-    r"AgentRL/FlashGame-|BrowserHost|GamePage\(|sync_playwright|async_playwright|BrowserGameEnv|GameHarness|"
-    r"\bharness\(|game_page\(|FLASHGAME_IDS|render_oracle_gif|chromium\.launch"
+    r"AgentRL/FlashGame-|BrowserHost|GamePage\(|sync_playwright|async_playwright|BrowserGameEnv|GamePageDriver|"
+    r"game_page\(|FLASHGAME_IDS|render_oracle_gif|chromium\.launch"
 )
 #: what a Docker test needs (beside the ``docker_engine`` fixture itself)
 DOCKER = re.compile(r"docker_engine|desktop_docker")

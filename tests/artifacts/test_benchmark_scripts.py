@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
-ROOT = PATHS_ROOT
 SCRIPTS = sorted(path.name for path in (ROOT / "benchmarks").glob("*.py") if path.name != "__init__.py")
 
 
@@ -28,11 +27,12 @@ def test_the_scripts_are_all_there() -> None:
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_each_script_runs_as_a_file_from_anywhere(name: str, tmp_path: Path) -> None:
-    # from the repository root as the README says, and from elsewhere (sibling imports must not rest on the cwd)
-    for cwd, path in ((ROOT, f"benchmarks/{name}"), (tmp_path, str(ROOT / "benchmarks" / name))):
-        done = subprocess.run([sys.executable, path, "--help"], cwd=cwd, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert "usage:" in done.stdout
+    # from another folder than the repository (sibling imports must not rest on the cwd): the strict case of the
+    # README's `python benchmarks/X.py`, whose folder Python puts on the path whatever the cwd
+    path = str(ROOT / "benchmarks" / name)
+    done = subprocess.run([sys.executable, path, "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "usage:" in done.stdout
 
 
 def test_the_wheel_holds_only_the_package_and_the_committed_figures_are_found() -> None:

@@ -17,9 +17,8 @@ from types import ModuleType
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
-ROOT = PATHS_ROOT
 SITE = ROOT / "site"
 
 pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install 'agentrl-gym[docs]')")

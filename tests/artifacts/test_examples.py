@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
-ROOT = PATHS_ROOT
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 # A hang guard, not a speed test: an example's --quick run takes 10-40 s alone, but next to a busy second test
 # worker and other load on 2 cores sb3_tictactoe's took over 120 s once.

@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
-ROOT = PATHS_ROOT
 PACKAGE = "agentrl"
 
 #: bottom to top; names on one rank form one layer (wrappers and agents sit side by side)

@@ -13,9 +13,8 @@ import sys
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
-ROOT = PATHS_ROOT
 #: the README, then the site's hand-written pages, in a stable order
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 TEXTS = {path: path.read_text() for path in DOC_FILES}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -18,7 +18,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 pytestmark = pytest.mark.timeout(300)
 
-ROOT = PATHS_ROOT
 
 
 def test_benchmark_measures_async_ahead_of_lockstep(tmp_path: Path) -> None:

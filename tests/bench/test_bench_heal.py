@@ -172,10 +172,10 @@ def test_requirements_follow_the_system_deps_table(monkeypatch):
 
 
 def test_a_suite_whose_system_part_is_missing_is_skipped_said_and_recorded(tmp_path, monkeypatch, capsys):
-    import agentrl.cli as cli
+    import agentrl.cli.bench as bench_command
 
     monkeypatch.delenv("AGENTRL_CHROMIUM", raising=False)
-    monkeypatch.setattr(cli, "_system_parts", lambda: CHROMIUM_MISSING)
+    monkeypatch.setattr(bench_command, "_system_parts", lambda: CHROMIUM_MISSING)
     out = tmp_path / "demo"
     argv = ["bench", "--suite", "games", "--agent", "oracle", "--episodes", "2", "--out", str(out), "--no-progress"]
     assert main(argv) == 0  # `make demo` goes on

@@ -6,7 +6,8 @@ import io
 import subprocess
 import sys
 
-from agentrl.cli import main, play
+from agentrl.cli import main
+from agentrl.cli.play import play
 from agentrl.demo import run_demo
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
 pytest.importorskip("openai", reason="the harness client is openai's: pip install 'agentrl-gym[harness]'")
 pytest.importorskip("transformers", reason="the tiny policy needs transformers: pip install 'agentrl-gym[train]'")
@@ -33,7 +33,6 @@ from agentrl.rollout.harness import HarnessEngine, load_harness
 from agentrl.rollout.recording import CallRecord, CallRecorder, trajectory_from_calls
 from agentrl.rollout.trajectory import RolloutRequest
 
-ROOT = PATHS_ROOT
 PLAIN = "examples.harness_openai:run_episode"
 
 

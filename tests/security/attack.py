@@ -20,9 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.paths import ROOT as PATHS_ROOT
-
-ROOT = PATHS_ROOT
+from tests.paths import ROOT
 
 
 class ServerProcess:
@@ -151,3 +149,12 @@ def page_server(answer: Callable[[str], Answer]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def assert_no_findings(report: Any) -> None:
+    """Fail naming every probe of an ``agentrl redteam`` report whose verdict is a finding, with its evidence."""
+    assert report.skipped is None, report.skipped
+    assert report.rows, f"no probe ran on {report.target}"
+    found = [f"{row.probe}: {row.verdict} (mean {row.mean:.3f} against the floor's {row.floor:.3f}; "
+             f"{(row.findings or row.errors or row.notes or [''])[0]})" for row in report.findings]
+    assert not found, f"{report.target}: " + "; ".join(found)

@@ -23,7 +23,6 @@ import pytest
 import agentrl  # noqa: F401  (registers the ids)
 from agentrl.bench.runner import reset_seed_for
 from agentrl.core.registry import describe
-from agentrl.envs.consult.cases import build_case_bank
 from agentrl.envs.consult.conditions import CONDITIONS
 from agentrl.envs.consult.rubric import (
     JUDGE_PROMPT_VERSION,
@@ -33,6 +32,7 @@ from agentrl.envs.consult.rubric import (
     RuleGrader,
     foreign_plan_ideas,
 )
+from agentrl.envs.consult.tasks import build_case_bank
 
 EVERY_TREATMENT = "; ".join(sorted({idea[0] for condition in CONDITIONS.values() for idea in condition.plan}))
 

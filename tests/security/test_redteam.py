@@ -23,7 +23,6 @@ from agentrl.bench.redteam import (
     ABOVE_FLOOR,
     FINDINGS,
     PROBES,
-    EnvReport,
     all_targets,
     format_report,
     judge,
@@ -37,21 +36,13 @@ from agentrl.core.actions import Action, ActionSet, ParseError
 from agentrl.core.env import AgentEnv
 from agentrl.core.task import ListTaskSource, Task
 from agentrl.core.verify import Score
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
+from tests.security.attack import assert_no_findings
 
 pytestmark = pytest.mark.timeout(600)
 
-ROOT = PATHS_ROOT
 GSM8K = ROOT / "tests" / "fixtures" / "gsm8k_sample.jsonl"
 
-
-def assert_no_findings(report: EnvReport) -> None:
-    """Fail naming every probe whose verdict is a finding, with its evidence."""
-    assert report.skipped is None, report.skipped
-    assert report.rows, f"no probe ran on {report.target}"
-    found = [f"{row.probe}: {row.verdict} (mean {row.mean:.3f} against the floor's {row.floor:.3f}; "
-             f"{(row.findings or row.errors or row.notes or [''])[0]})" for row in report.findings]
-    assert not found, f"{report.target}: " + "; ".join(found)
 
 
 # -- the judgement --------------------------------------------------------------------------------------------

@@ -6,22 +6,15 @@ from __future__ import annotations
 import pytest
 
 import agentrl  # noqa: F401  (registers the ids)
-from agentrl.bench.redteam import PROBES, EnvReport
+from agentrl.bench.redteam import PROBES
 from agentrl.bench.redteam.runner import run_target
+from tests.security.attack import assert_no_findings
 
 pytestmark = pytest.mark.timeout(600)
 
 pytest.importorskip("playwright", reason="playwright is missing: pip install 'agentrl-gym[browser]'")
 
 
-
-def assert_no_findings(report: EnvReport) -> None:
-    """Fail naming every probe whose verdict is a finding, with its evidence."""
-    assert report.skipped is None, report.skipped
-    assert report.rows, f"no probe ran on {report.target}"
-    found = [f"{row.probe}: {row.verdict} (mean {row.mean:.3f} against the floor's {row.floor:.3f}; "
-             f"{(row.findings or row.errors or row.notes or [''])[0]})" for row in report.findings]
-    assert not found, f"{report.target}: " + "; ".join(found)
 
 
 @pytest.mark.parametrize("env_id", ["AgentRL/FlashGame-Game2048-v0", "AgentRL/FlashGame-Sokoban-v0",

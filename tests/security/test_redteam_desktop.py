@@ -15,17 +15,9 @@ if not shutil.which("Xvfb") or not shutil.which("xterm"):
     pytest.skip("needs Xvfb and xterm (make test installs them: apt-get install xvfb xterm)", allow_module_level=True)
 
 import agentrl  # noqa: E402,F401  (registers the ids)
-from agentrl.bench.redteam import PROBES, EnvReport  # noqa: E402
+from agentrl.bench.redteam import PROBES  # noqa: E402
 from agentrl.bench.redteam.runner import run_target  # noqa: E402
-
-
-def assert_no_findings(report: EnvReport) -> None:
-    """Fail naming every probe whose verdict is a finding, with its evidence."""
-    assert report.skipped is None, report.skipped
-    assert report.rows, f"no probe ran on {report.target}"
-    found = [f"{row.probe}: {row.verdict} (mean {row.mean:.3f} against the floor's {row.floor:.3f}; "
-             f"{(row.findings or row.errors or row.notes or [''])[0]})" for row in report.findings]
-    assert not found, f"{report.target}: " + "; ".join(found)
+from tests.security.attack import assert_no_findings  # noqa: E402
 
 
 def test_no_desktop_probe_beats_the_random_floor_or_reaches_the_task() -> None:

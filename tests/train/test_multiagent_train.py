@@ -22,10 +22,9 @@ from agentrl.rollout.errors import RolloutConfigError
 from agentrl.rollout.multiagent import MultiAgentRollout, multiagent_env_fn, multiagent_env_name
 from agentrl.train.grpo import GRPOArgs, GRPOTrainer
 from agentrl.train.metrics import multiagent_metrics
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
 pytestmark = pytest.mark.timeout(600)
-ROOT = PATHS_ROOT
 
 
 @pytest.fixture(scope="module")

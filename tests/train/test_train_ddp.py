@@ -17,14 +17,13 @@ from typing import Any
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT as REPO
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 pytestmark = pytest.mark.timeout(600)
 
-REPO = PATHS_ROOT
 DIST_VARS = (
     "RANK",
     "WORLD_SIZE",

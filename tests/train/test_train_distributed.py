@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT as REPO
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -33,7 +33,6 @@ from agentrl.train.distributed import (  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 
-REPO = PATHS_ROOT
 DIST_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 

@@ -16,10 +16,9 @@ import pytest
 from agentrl.league.elo import EloTable, expected_score, score_of, update_ratings
 from agentrl.league.pfsp import pfsp_weights
 from agentrl.train.league import TrainingLeague, game_results
-from tests.paths import ROOT as PATHS_ROOT
+from tests.paths import ROOT
 
 pytestmark = pytest.mark.timeout(300)
-ROOT = PATHS_ROOT
 
 
 # ---------------------------------------------------------------------- Elo

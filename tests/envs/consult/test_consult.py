@@ -11,11 +11,11 @@ import pytest
 import agentrl  # noqa: F401  (registers the env ids)
 from agentrl.core.errors import InvalidActionType
 from agentrl.envs.consult.actions import ConsultActionSet
-from agentrl.envs.consult.cases import build_case_bank, generate_case, oracle_turns
 from agentrl.envs.consult.catalog import TESTS, TOPICS
 from agentrl.envs.consult.conditions import CONDITIONS, validate_condition
 from agentrl.envs.consult.rubric import ConsultRecord, RuleGrader, diagnosis_matches
 from agentrl.envs.consult.simulator import TOO_MANY, RuleBasedPatient
+from agentrl.envs.consult.tasks import build_case_bank, generate_case, oracle_turns
 from agentrl.testing import check_domain
 
 ENV_ID = "AgentRL/PatientConsult-v1"

@@ -14,7 +14,6 @@ import pytest
 
 import agentrl
 from agentrl.core.errors import AgentRLError
-from agentrl.envs.consult.cases import build_case_bank
 from agentrl.envs.consult.catalog import CATALOG_FILE, LAY_TERMS, TESTS, TOPICS, Topic, load_catalog
 from agentrl.envs.consult.conditions import CONDITIONS, ConditionError
 from agentrl.envs.consult.conditions.loader import (
@@ -27,6 +26,7 @@ from agentrl.envs.consult.conditions.loader import (
     load_conditions,
 )
 from agentrl.envs.consult.records import DataError, from_record, to_record
+from agentrl.envs.consult.tasks import build_case_bank
 
 #: the bank as it was when the templates were Python literals (issue 31): 2 + 20 + 20 conditions
 COUNTS = {"core.json": 2, "medicine.json": 20, "surgery_neuro.json": 20}

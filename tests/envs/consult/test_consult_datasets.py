@@ -11,7 +11,7 @@ import pytest
 import agentrl  # noqa: F401  (registers the envs)
 from agentrl.core.errors import TaskFormatError
 from agentrl.envs.consult.catalog import TESTS, TOPICS
-from agentrl.envs.consult.loaders import attach_rubrics, load_agentclinic, load_healthbench_rubrics
+from agentrl.envs.consult.datasets import attach_rubrics, load_agentclinic, load_healthbench_rubrics
 from tests.paths import FIXTURES as FIXTURES_DIR
 
 FIXTURES = FIXTURES_DIR / "consult"

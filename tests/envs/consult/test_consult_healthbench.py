@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentrl.envs.consult.loaders import load_healthbench_rubrics
+from agentrl.envs.consult.datasets import load_healthbench_rubrics
 from agentrl.envs.consult.rubric import (
     ConsultRecord,
     Criterion,

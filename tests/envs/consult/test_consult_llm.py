@@ -18,11 +18,11 @@ import pytest
 
 import agentrl  # noqa: F401  (registers the envs)
 from agentrl.agents.doctor import DoctorAgent
-from agentrl.envs.consult.cases import Case, build_case_bank
 from agentrl.envs.consult.llm_patient import LLMPatient
 from agentrl.envs.consult.persona import lay_words, speak
 from agentrl.envs.consult.rubric import JUDGE_PROMPT_VERSION, ConsultRecord, LLMJudge, build_rubric
 from agentrl.envs.consult.simulator import RuleBasedPatient
+from agentrl.envs.consult.tasks import Case, build_case_bank
 from agentrl.llm.base import BackendError, Generation, GenerationConfig
 from agentrl.llm.openai_compatible import OpenAICompatibleBackend
 from agentrl.llm.server import ModelServer, serve_model

@@ -1,7 +1,7 @@
 """What the game test modules share: every registered game id, and the one page of one game a module plays on.
 
 ``tests/envs/games/test_games.py`` runs the checks every game passes over :data:`FLASHGAME_IDS`; each
-``tests/test_game_<name>.py`` keeps its game's own checks on ``game = harness("<name>")``.
+``tests/test_game_<name>.py`` keeps its game's own checks on ``game = game_page("<name>")``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 
 import agentrl  # noqa: F401  (registers the env ids)
-from agentrl.envs.games.harness import GameHarness
+from agentrl.envs.games.page_driver import GamePageDriver
 
 #: every ``AgentRL/FlashGame-*`` id in Gymnasium's registry (as Gymnasium's own tests take all its envs); when
 #: none is found, one that is not registered, so that a test parametrized with them fails instead of not running
@@ -29,13 +29,13 @@ def game_of(env_id: str) -> str:
     return str(gym.spec(env_id).kwargs["game"])
 
 
-def harness(name: str, **kwargs: Any) -> Any:
-    """A module fixture ``game``: one page of ``name`` for the module's tests (``GameHarness.for_tests``:
+def game_page(name: str, **kwargs: Any) -> Any:
+    """A module fixture ``game``: one page of ``name`` for the module's tests (``GamePageDriver.for_tests``:
     they skip, with the reason, where Chromium or a served folder is missing)."""
 
     @pytest.fixture(scope="module", name="game")
-    def game() -> Iterator[GameHarness]:
-        with GameHarness.for_tests(name, **kwargs) as page:
+    def game() -> Iterator[GamePageDriver]:
+        with GamePageDriver.for_tests(name, **kwargs) as page:
             yield page
 
     return game

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from agentrl.envs.games.harness import GameHarness, no_error
 from agentrl.envs.games.oracles.escape import SPEC, oracle
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver, no_error
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "escape"
-game = harness(NAME)
+game = game_page(NAME)
 
 
-def test_spec_and_moves(game: GameHarness) -> None:
+def test_spec_and_moves(game: GamePageDriver) -> None:
     assert SPEC["name"] == NAME and SPEC["env_name"] == "EscapeRoom"
     moves = game.start(0)["moves"]
     out = game.step(text=True)
@@ -30,13 +30,13 @@ def test_spec_and_moves(game: GameHarness) -> None:
 
 
 @pytest.mark.parametrize("difficulty", [1, 3])
-def test_oracle_wins_other_difficulties(game: GameHarness, difficulty: int) -> None:
+def test_oracle_wins_other_difficulties(game: GamePageDriver, difficulty: int) -> None:
     out, steps = game.play(4, options={"difficulty": difficulty}, on_step=no_error)
     assert out["won"] and sorted(out["reached"]) == sorted(out["milestones"])
     assert steps == 14 * difficulty
 
 
-def test_code_is_shown_only_right_after_the_look(game: GameHarness) -> None:
+def test_code_is_shown_only_right_after_the_look(game: GamePageDriver) -> None:
     game.start(3)
     out = game.step(text=True)
     code = out["state"]["rooms"][0]["code"]
@@ -49,7 +49,7 @@ def test_code_is_shown_only_right_after_the_look(game: GameHarness) -> None:
     assert game.step("click safe", text=True)["error"]
 
 
-def test_illegal_moves_change_nothing(game: GameHarness) -> None:
+def test_illegal_moves_change_nothing(game: GamePageDriver) -> None:
     game.start(1)
     out = game.step(text=True)
     absent = next(m for m in game.moves if m.startswith("click ") and m[6:] not in out["state"]["rooms"][0]["slots"])

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentrl.envs.games.harness import GameHarness, no_error
 from agentrl.envs.games.oracles import g2048
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver, no_error
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "g2048"
-game = harness(NAME)
+game = game_page(NAME)
 
 
 def test_spec() -> None:
@@ -18,7 +18,7 @@ def test_spec() -> None:
     assert g2048.SPEC["env_name"][0].isupper() and g2048.SPEC["env_name"].isalnum()
 
 
-def test_swipe_with_the_mouse(game: GameHarness) -> None:
+def test_swipe_with_the_mouse(game: GamePageDriver) -> None:
     game.start(0)
     before = game.step(frames=0)["state"]
     for direction in ("left", "up", "right", "down"):
@@ -37,7 +37,7 @@ def test_swipe_with_the_mouse(game: GameHarness) -> None:
     assert after["steps"] == 1 and after["board"] != before["board"]
 
 
-def test_illegal_moves_change_nothing(game: GameHarness) -> None:
+def test_illegal_moves_change_nothing(game: GamePageDriver) -> None:
     info = game.start(1)
     out = game.step(frames=0)
     bad = game.step("jump")
@@ -53,14 +53,14 @@ def test_illegal_moves_change_nothing(game: GameHarness) -> None:
     assert bad["error"] and bad["state"] == out["state"] and bad["score"] == out["score"]
 
 
-def test_game_over_refuses_moves(game: GameHarness) -> None:
+def test_game_over_refuses_moves(game: GamePageDriver) -> None:
     out, _ = game.play(0, on_step=no_error)
     assert out["done"]
     after = game.step("up")
     assert after["error"] and after["state"] == out["state"]
 
 
-def test_describe_and_options(game: GameHarness) -> None:
+def test_describe_and_options(game: GamePageDriver) -> None:
     assert game.start(0)["milestones"] == ["tile 16", "tile 32", "tile 64", "tile 128", "tile 256"]
     info = game.start(0, {"target": 64})
     assert info["milestones"] == ["tile 16", "tile 32", "tile 64"]

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentrl.envs.games.harness import GameHarness
 from agentrl.envs.games.oracles.hidden import SPEC
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "hidden"
-game = harness(NAME)
+game = game_page(NAME)
 
 
 def objects(out: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return {o["id"]: o for o in out["state"]["objects"]}
 
 
-def test_spec_and_scene(game: GameHarness) -> None:
+def test_spec_and_scene(game: GamePageDriver) -> None:
     assert SPEC["name"] == NAME and SPEC["env_name"] == "HiddenObject"
     game.start(0)
     out = game.step(text=True)
@@ -35,7 +35,7 @@ def test_spec_and_scene(game: GameHarness) -> None:
             assert f"{t}: {objs[t]['name']}," not in out["text"]
 
 
-def test_clue_is_shown_once(game: GameHarness) -> None:
+def test_clue_is_shown_once(game: GamePageDriver) -> None:
     game.start(4)
     out = game.step(text=True)
     objs = objects(out)
@@ -49,7 +49,7 @@ def test_clue_is_shown_once(game: GameHarness) -> None:
     assert out["score"] == 2 and out["reached"][-1] == f"found {objs[hidden]['name']}"
 
 
-def test_illegal_and_wrong_clicks(game: GameHarness) -> None:
+def test_illegal_and_wrong_clicks(game: GamePageDriver) -> None:
     game.start(2)
     out = game.step(text=True)
     objs = objects(out)
@@ -73,7 +73,7 @@ def test_illegal_and_wrong_clicks(game: GameHarness) -> None:
     assert again["error"] and again["state"]["clicks"] == 3
 
 
-def test_click_limit_ends_the_game(game: GameHarness) -> None:
+def test_click_limit_ends_the_game(game: GamePageDriver) -> None:
     game.start(0, {"clicks": 6})
     out = game.step(text=True)
     wrong = next(

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import random
 
-from agentrl.envs.games.harness import GameHarness
 from agentrl.envs.games.oracles.match3 import SPEC, simulate
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "match3"
-game = harness(NAME)
+game = game_page(NAME)
 
 
-def test_spec_and_moves(game: GameHarness) -> None:
+def test_spec_and_moves(game: GamePageDriver) -> None:
     assert SPEC["name"] == NAME and SPEC["env_name"] == "Match3"
     game.start(0)
     out = game.step()
@@ -27,7 +27,7 @@ def test_spec_and_moves(game: GameHarness) -> None:
     assert "Score 0" in text and "moves left 30" in text
 
 
-def test_click_two_cells(game: GameHarness) -> None:
+def test_click_two_cells(game: GamePageDriver) -> None:
     game.start(5)
     out = game.step()
     move = out["state"]["legal"][0]
@@ -41,7 +41,7 @@ def test_click_two_cells(game: GameHarness) -> None:
     assert after["state"]["movesLeft"] == 29 and after["score"] >= 30 and after["state"]["selected"] is None
 
 
-def test_illegal_moves_change_nothing(game: GameHarness) -> None:
+def test_illegal_moves_change_nothing(game: GamePageDriver) -> None:
     game.start(1)
     out = game.step()
     illegal = next(m for m in game.moves if m not in out["state"]["legal"])
@@ -52,7 +52,7 @@ def test_illegal_moves_change_nothing(game: GameHarness) -> None:
         assert after["score"] == 0 and after["state"]["movesLeft"] == 30
 
 
-def test_out_of_moves_ends_the_game(game: GameHarness) -> None:
+def test_out_of_moves_ends_the_game(game: GamePageDriver) -> None:
     game.start(0, {"moves": 3})
     out = game.step()
     for _ in range(3):
@@ -61,7 +61,7 @@ def test_out_of_moves_ends_the_game(game: GameHarness) -> None:
     assert game.step(out["state"]["legal"][0])["error"] == "the game is over"
 
 
-def test_random_player_usually_loses(game: GameHarness) -> None:
+def test_random_player_usually_loses(game: GamePageDriver) -> None:
     wins = 0
     for seed in range(10):
         game.start(seed)

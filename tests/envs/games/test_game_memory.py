@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from agentrl.envs.games.harness import GameHarness
 from agentrl.envs.games.oracles.memory import SPEC
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "memory"
-game = harness(NAME)
+game = game_page(NAME)
 
 
-def test_spec_and_moves(game: GameHarness) -> None:
+def test_spec_and_moves(game: GamePageDriver) -> None:
     assert SPEC["name"] == NAME and SPEC["env_name"] == "Memory"
     game.start(0)
     out = game.step()
@@ -25,7 +25,7 @@ def test_spec_and_moves(game: GameHarness) -> None:
     assert len(out["state"]["layout"]) == 24 and out["milestones"] == ["3 pairs", "6 pairs", "9 pairs", "12 pairs"]
 
 
-def test_mismatch_turns_back_and_errors(game: GameHarness) -> None:
+def test_mismatch_turns_back_and_errors(game: GamePageDriver) -> None:
     game.start(4)
     out = game.step()
     layout = out["state"]["layout"]
@@ -48,7 +48,7 @@ def test_mismatch_turns_back_and_errors(game: GameHarness) -> None:
         assert after["state"] == out["state"]
 
 
-def test_flip_limit_ends_the_game(game: GameHarness) -> None:
+def test_flip_limit_ends_the_game(game: GamePageDriver) -> None:
     game.start(0, {"flips": 4})
     out = game.step()
     layout = out["state"]["layout"]
@@ -60,7 +60,7 @@ def test_flip_limit_ends_the_game(game: GameHarness) -> None:
     assert game.step("flip 1")["error"] == "the game is over"
 
 
-def test_layouts_differ_by_seed(game: GameHarness) -> None:
+def test_layouts_differ_by_seed(game: GamePageDriver) -> None:
     layouts = []
     for seed in (7, 8):
         game.start(seed)

@@ -6,16 +6,16 @@ from typing import Any
 
 import pytest
 
-from agentrl.envs.games.harness import GameHarness, no_error
 from agentrl.envs.games.oracles import minesweeper
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver, no_error
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "minesweeper"
 MILESTONES = ["first reveal", "25% cleared", "50% cleared", "75% cleared", "cleared"]
-game = harness(NAME)
+game = game_page(NAME)
 
 
-def pointer(game: GameHarness, move: str) -> dict[str, Any]:
+def pointer(game: GamePageDriver, move: str) -> dict[str, Any]:
     """Play ``move`` with the mouse (its click / double-click), then one frame."""
     inp = game.input_for(move)
     assert inp is not None and inp["type"] in ("click", "dblclick")
@@ -28,7 +28,7 @@ def test_spec() -> None:
     assert minesweeper.SPEC["env_name"] == "Minesweeper"
 
 
-def test_double_click_flags_without_revealing(game: GameHarness) -> None:
+def test_double_click_flags_without_revealing(game: GamePageDriver) -> None:
     game.start(0)
     out = pointer(game, "flag 0 0")
     assert out["state"]["flagged"][0][0] == 1 and out["score"] == 0 and out["state"]["mines"] is None
@@ -41,7 +41,7 @@ def test_double_click_flags_without_revealing(game: GameHarness) -> None:
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_first_reveal_is_safe(game: GameHarness, seed: int) -> None:
+def test_first_reveal_is_safe(game: GamePageDriver, seed: int) -> None:
     game.start(seed)
     r, c = [(0, 0), (8, 8), (4, 4), (0, 5), (7, 1)][seed]
     out = game.step(f"reveal {r} {c}")
@@ -53,7 +53,7 @@ def test_first_reveal_is_safe(game: GameHarness, seed: int) -> None:
     )
 
 
-def test_illegal_moves_change_nothing(game: GameHarness) -> None:
+def test_illegal_moves_change_nothing(game: GamePageDriver) -> None:
     info = game.start(1)
     assert len(info["moves"]) == 2 * 81 and info["moves"][0] == "reveal 0 0" and info["moves"][81] == "flag 0 0"
     out = game.step("reveal 4 4")
@@ -66,7 +66,7 @@ def test_illegal_moves_change_nothing(game: GameHarness) -> None:
     assert bad["error"] and "flagged" in bad["error"] and bad["state"] == out["state"]
 
 
-def test_a_mine_ends_the_game(game: GameHarness) -> None:
+def test_a_mine_ends_the_game(game: GamePageDriver) -> None:
     game.start(2)
     out = game.step("reveal 4 4")
     mines = out["state"]["mines"]
@@ -78,7 +78,7 @@ def test_a_mine_ends_the_game(game: GameHarness) -> None:
     assert after["error"] and after["state"] == out["state"]
 
 
-def test_options_and_describe(game: GameHarness) -> None:
+def test_options_and_describe(game: GamePageDriver) -> None:
     assert game.start(0)["milestones"] == MILESTONES
     info = game.start(0, {"rows": 16, "cols": 16, "mines": 40})
     assert len(info["moves"]) == 2 * 256 and info["milestones"] == MILESTONES

@@ -5,14 +5,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agentrl.envs.games.harness import GameHarness, no_error
 from agentrl.envs.games.oracles import sokoban
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver, no_error
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "sokoban"
 CELL, HEADER, MAXN = 40, 40, 11  # the canvas layout of sokoban.js
 DELTA = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
-game = harness(NAME)
+game = game_page(NAME)
 
 
 def cell_of(state: dict[str, Any], index: int, direction: str) -> int:
@@ -26,7 +26,7 @@ def test_spec() -> None:
     assert sokoban.SPEC["options"] == {"difficulty": 2}
 
 
-def test_difficulties(game: GameHarness) -> None:
+def test_difficulties(game: GamePageDriver) -> None:
     for difficulty, boxes in zip(range(1, 6), (1, 2, 3, 3, 4), strict=True):
         info = game.start(7, {"difficulty": difficulty})
         state = game.step(frames=0)["state"]
@@ -36,7 +36,7 @@ def test_difficulties(game: GameHarness) -> None:
         assert out["won"] and steps == len(out["state"]["solution"])
 
 
-def test_click_moves_toward_the_click(game: GameHarness) -> None:
+def test_click_moves_toward_the_click(game: GamePageDriver) -> None:
     game.start(0)
     state = game.step(frames=0)["state"]
     move = state["solution"][0]
@@ -49,7 +49,7 @@ def test_click_moves_toward_the_click(game: GameHarness) -> None:
     assert after["history"] == [move] and after["player"] == target
 
 
-def test_illegal_moves_change_nothing(game: GameHarness) -> None:
+def test_illegal_moves_change_nothing(game: GamePageDriver) -> None:
     info = game.start(1)
     assert info["moves"] == ["up", "down", "left", "right", "undo"]
     out = game.step(frames=0)
@@ -69,7 +69,7 @@ def test_illegal_moves_change_nothing(game: GameHarness) -> None:
     assert bad["error"] and "wall" in bad["error"] and bad["state"] == out["state"]
 
 
-def test_oracle_undoes_a_detour(game: GameHarness) -> None:
+def test_oracle_undoes_a_detour(game: GamePageDriver) -> None:
     info = game.start(2)
     out = game.step(frames=0)
     state = out["state"]
@@ -92,7 +92,7 @@ def test_oracle_undoes_a_detour(game: GameHarness) -> None:
     assert out["won"]
 
 
-def test_box_in_a_corner_ends_the_game(game: GameHarness) -> None:
+def test_box_in_a_corner_ends_the_game(game: GamePageDriver) -> None:
     rng = random.Random(0)
     for seed in range(20):
         info = game.start(seed, {"difficulty": 1})
@@ -109,7 +109,7 @@ def test_box_in_a_corner_ends_the_game(game: GameHarness) -> None:
     assert "corner" in game.step(frames=0, text=True)["text"]
 
 
-def test_describe(game: GameHarness) -> None:
+def test_describe(game: GamePageDriver) -> None:
     assert game.start(0)["milestones"] == ["1 box on goal", "2 boxes on goal", "solved"]
     out = game.step(frames=0, text=True)
     text = out["text"]

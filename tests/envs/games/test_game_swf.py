@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentrl.envs.games.harness import GameHarness
+from agentrl.envs.games.page_driver import GamePageDriver
 from agentrl.envs.games.ruffle import swf_size
 from agentrl.envs.games.swf.games import (
     GAMES,
@@ -73,15 +73,15 @@ def test_evader_is_the_authors_build() -> None:
 
 
 @pytest.fixture(scope="module")
-def game(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GameHarness]:
+def game(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GamePageDriver]:
     folder = tmp_path_factory.mktemp("swf")
     build_games(folder)
-    with GameHarness.for_tests("swf", roots={"swf": folder, "user": folder}) as harness:
-        yield harness
+    with GamePageDriver.for_tests("swf", roots={"swf": folder, "user": folder}) as driver:
+        yield driver
 
 
-def start(game: GameHarness, name: str) -> dict[str, Any]:
-    """Start a shipped game (the harness steps single frames until Ruffle has loaded the movie): the writer's
+def start(game: GamePageDriver, name: str) -> dict[str, Any]:
+    """Start a shipped game (the driver steps single frames until Ruffle has loaded the movie): the writer's
     games are 240 x 180, a third-party one has its own size in its milestones JSON."""
     info = game.start(0, game_options(name))
     assert info["moves"] == list(milestones(name)["actions"])
@@ -93,7 +93,7 @@ def start(game: GameHarness, name: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", [*sorted(GAMES), *THIRDPARTY])
 @pytest.mark.parametrize("mouse", [False, True], ids=["moves", "mouse"])
-def test_oracle_wins(game: GameHarness, name: str, mouse: bool) -> None:
+def test_oracle_wins(game: GamePageDriver, name: str, mouse: bool) -> None:
     def check(move: str, target: dict[str, Any] | None, before: dict[str, Any], after: dict[str, Any]) -> None:
         assert not mouse or (target is not None and target["type"] == "click")
         assert after["error"] is None
@@ -106,7 +106,7 @@ def test_oracle_wins(game: GameHarness, name: str, mouse: bool) -> None:
     assert out["state"]["solution_index"] == len(spec["solution"])
 
 
-def test_wrong_click_does_not_win(game: GameHarness) -> None:
+def test_wrong_click_does_not_win(game: GamePageDriver) -> None:
     start(game, "keydoor")
     for _ in range(2):
         out = game.step("click door")
@@ -118,7 +118,7 @@ def test_wrong_click_does_not_win(game: GameHarness) -> None:
     assert out["reached"] == ["key picked up"] and not out["won"]
 
 
-def test_frames_are_deterministic(game: GameHarness) -> None:
+def test_frames_are_deterministic(game: GamePageDriver) -> None:
     def frames() -> list[str]:
         start(game, "clicker")
         hashes = []
@@ -133,7 +133,7 @@ def test_frames_are_deterministic(game: GameHarness) -> None:
     assert "click button" in text and "bar 1" in text
 
 
-def test_evader_idle_and_stray_clicks_do_not_win(game: GameHarness) -> None:
+def test_evader_idle_and_stray_clicks_do_not_win(game: GamePageDriver) -> None:
     start(game, "evader")
     out = game.step(frames=120)  # the title screen waits for its button
     assert out["error"] is None and out["reached"] == [] and not out["won"]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agentrl.envs.games.harness import GameHarness
 from agentrl.envs.games.oracles import tetris
-from tests.envs.games.game_fixtures import harness
+from agentrl.envs.games.page_driver import GamePageDriver
+from tests.envs.games.game_fixtures import game_page
 
 NAME = "tetris"
-game = harness(NAME)
+game = game_page(NAME)
 
 
 def test_spec() -> None:
@@ -15,7 +15,7 @@ def test_spec() -> None:
     assert tetris.SPEC["frames_per_step"] == 8
 
 
-def test_state_and_gravity(game: GameHarness) -> None:
+def test_state_and_gravity(game: GamePageDriver) -> None:
     game.start(0)
     out = game.step(frames=0)
     state = out["state"]
@@ -32,7 +32,7 @@ def test_state_and_gravity(game: GameHarness) -> None:
     assert sum(v != 0 for row in out["state"]["board"] for v in row) == 4
 
 
-def test_illegal_moves_change_nothing(game: GameHarness) -> None:
+def test_illegal_moves_change_nothing(game: GamePageDriver) -> None:
     game.start(1)
     out = game.step(frames=0)
     bad = game.step("teleport", frames=0)
@@ -57,7 +57,7 @@ def test_illegal_moves_change_nothing(game: GameHarness) -> None:
     assert bad["error"] and "rotate" in bad["error"] and bad["state"] == out["state"]
 
 
-def test_game_over_refuses_moves(game: GameHarness) -> None:
+def test_game_over_refuses_moves(game: GamePageDriver) -> None:
     game.start(0)
     out = game.step(frames=0)
     for _ in range(100):
@@ -69,7 +69,7 @@ def test_game_over_refuses_moves(game: GameHarness) -> None:
     assert after["error"] and after["state"] == out["state"]
 
 
-def test_describe_and_options(game: GameHarness) -> None:
+def test_describe_and_options(game: GamePageDriver) -> None:
     assert game.start(0)["milestones"] == ["1 line", "5 lines", "10 lines", "20 lines"]
     info = game.start(0, {"target": 40})
     assert info["milestones"] == ["1 line", "5 lines", "10 lines", "20 lines", "30 lines", "40 lines"]

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from agentrl.envs.games.env import GAMES, BrowserGameEnv, parse_pointer_action, registered_game_ids
-from agentrl.envs.games.harness import GameHarness, no_error
+from agentrl.envs.games.page_driver import GamePageDriver, no_error
 from tests.envs.games.game_fixtures import FLASHGAME_IDS, game_of
 
 pytestmark = pytest.mark.timeout(300)
@@ -74,13 +74,13 @@ def test_every_game_id_is_found() -> None:
 
 
 @pytest.fixture(scope="module", params=FLASHGAME_IDS)
-def game(request: pytest.FixtureRequest) -> Iterator[GameHarness]:
+def game(request: pytest.FixtureRequest) -> Iterator[GamePageDriver]:
     """One page of the id's game, for all its tests here."""
-    with GameHarness.for_tests(game_of(request.param)) as harness:
-        yield harness
+    with GamePageDriver.for_tests(game_of(request.param)) as driver:
+        yield driver
 
 
-def check_won(game: GameHarness, out: dict[str, Any], steps: int) -> None:
+def check_won(game: GamePageDriver, out: dict[str, Any], steps: int) -> None:
     won = WON.get(game.name, Won())
     assert out["won"] and out["done"], (game.name, out["score"], steps)
     if won.in_order:
@@ -96,13 +96,13 @@ def check_won(game: GameHarness, out: dict[str, Any], steps: int) -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_oracle_wins_by_moves(game: GameHarness, seed: int) -> None:
+def test_oracle_wins_by_moves(game: GamePageDriver, seed: int) -> None:
     """The game's oracle wins with its named moves, none of them refused."""
     out, steps = game.play(seed, options=game.spec.options, on_step=no_error)
     check_won(game, out, steps)
 
 
-def test_oracle_wins_by_input(game: GameHarness) -> None:
+def test_oracle_wins_by_input(game: GamePageDriver) -> None:
     """... and with each move as its real mouse or keyboard event."""
     won = WON.get(game.name, Won())
 
@@ -117,7 +117,7 @@ def test_oracle_wins_by_input(game: GameHarness) -> None:
     check_won(game, out, steps)
 
 
-def test_frames_are_deterministic(game: GameHarness) -> None:
+def test_frames_are_deterministic(game: GamePageDriver) -> None:
     """The same seed and moves give the same frames; another seed another game."""
     frames = game.oracle_frames(7, 6)
     assert game.oracle_frames(7, 6) == frames

@@ -11,13 +11,15 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from agentrl.core.errors import SandboxUnavailable
 from agentrl.envs.osworld import a11y
-from agentrl.envs.osworld.a11y import LINEAR_HEADER, NAMESPACES, filter_nodes, linearize, marks, trim
+from agentrl.envs.osworld.a11y import LINEAR_HEADER, NAMESPACES, filter_nodes, linearize, marks, parse, trim
+from agentrl.envs.osworld.runtime import programs
 from agentrl.envs.osworld.som import draw_marks, marks_table, set_of_marks
 
 ST = NAMESPACES["st"]
@@ -113,9 +115,81 @@ def test_draw_marks_draws_boxes_and_labels() -> None:
     assert got == [] and (drawn == 255).all() and table == "index\ttag\tname\ttext"  # all one colour
 
 
-def test_dump_script_compiles_and_names_namespaces() -> None:
+def test_dump_script_is_the_program_and_writes_the_namespaces_the_parser_reads() -> None:
+    from agentrl.envs.osworld.runtime.programs import a11y_dump
+
     compile(a11y.DUMP_SCRIPT, "<dump>", "exec")
-    assert NAMESPACES["st"] in a11y.DUMP_SCRIPT and "__NAMESPACES__" not in a11y.DUMP_SCRIPT
+    assert a11y.DUMP_SCRIPT == programs.source("a11y_dump") and a11y.NAMESPACES is a11y_dump.NAMESPACES
+    assert "__NAMESPACES__" not in a11y.DUMP_SCRIPT  # no text substitution: the program holds the namespaces
+
+
+def test_dump_program_writes_osworlds_xml_from_a_fake_atspi() -> None:
+    """The dumper's walk over a fake ``Atspi`` tree: the XML that filter_nodes and linearize read."""
+    from types import SimpleNamespace
+
+    from agentrl.envs.osworld.runtime.programs import a11y_dump
+
+    class Node:
+        def __init__(self, role: str, name: str, children: tuple[Node, ...] = (), text: str = "") -> None:
+            self.role, self.name, self.children, self.text = role, name, children, text
+
+        def get_name(self) -> str:
+            return self.name
+
+        def get_state_set(self) -> Any:
+            return SimpleNamespace(get_states=lambda: ["visible", "showing", "enabled"])
+
+        def get_attributes(self) -> dict[str, str]:
+            return {"toolkit": "gtk", "bad key": "x"}
+
+        def get_component_iface(self) -> Any:
+            return SimpleNamespace(get_extents=lambda kind: SimpleNamespace(x=5, y=29, width=40, height=20))
+
+        def get_text_iface(self) -> Any:
+            if not self.text:
+                return None
+            return SimpleNamespace(get_character_count=lambda: len(self.text), get_text=lambda a, b: self.text[a:b])
+
+        def get_image_iface(self) -> None:
+            return None
+
+        def get_selection_iface(self) -> None:
+            return None
+
+        def get_value_iface(self) -> None:
+            return None
+
+        def get_action_iface(self) -> Any:
+            return SimpleNamespace(get_n_actions=lambda: 1, get_action_name=lambda i: "click",
+                                   get_action_description=lambda i: "", get_key_binding=lambda i: "<Alt>f")
+
+        def get_role_name(self) -> str:
+            return self.role
+
+        def get_child_count(self) -> int:
+            return len(self.children)
+
+        def get_child_at_index(self, i: int) -> Node:
+            return self.children[i]
+
+    app = Node("application", "gedit", (Node("frame", "Untitled", (Node("push button", "File"),
+                                                                    Node("text", "", text="hello\x00 world"))),))
+    atspi = SimpleNamespace(StateType=lambda st: SimpleNamespace(value_nick=st), CoordType=SimpleNamespace(SCREEN=0),
+                            set_timeout=lambda *a: None, get_desktop=lambda i: Node("desktop", "", (app,)))
+    root = a11y_dump.Dump(atspi, NAMESPACES, max_nodes=100, max_depth=50, max_width=1024, max_text=8).desktop()
+    tree = parse(ET.tostring(root, encoding="unicode"))
+    button = tree.find(".//push-button")
+    assert tree.tag == "desktop-frame" and button is not None and button.get("name") == "File"
+    def attribute(prefix: str, name: str) -> str | None:
+        return button.get("{" + NAMESPACES[prefix] + "}" + name)
+
+    assert attribute("st", "visible") == "true" and attribute("cp", "size") == "(40, 20)"
+    assert attribute("attr", "toolkit") == "gtk" and attribute("attr", "bad key") is None
+    assert attribute("act", "click_kb") == "<Alt>f"
+    assert tree.find(".//text").text == "hello w"  # the first max_text characters, without the NUL
+    assert tree.get("truncated") is None
+    cut = a11y_dump.Dump(atspi, NAMESPACES, max_nodes=2, max_depth=50, max_width=1024, max_text=8).desktop()
+    assert cut.get("truncated") == "true" and len(cut.findall(".//*")) == 2
 
 
 # ---------------------------------------------------------------------------------------------- desktop

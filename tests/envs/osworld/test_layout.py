@@ -16,9 +16,7 @@ import tomllib
 import agentrl
 from agentrl.envs.osworld import env
 from agentrl.envs.osworld.runtime import container
-from tests.paths import ROOT as PATHS_ROOT
-
-ROOT = PATHS_ROOT
+from tests.paths import ROOT
 
 
 def test_the_desktop_image_copies_the_agentrl_package_itself() -> None:

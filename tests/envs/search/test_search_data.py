@@ -11,8 +11,8 @@ import pytest
 
 from agentrl.core.errors import TaskFormatError, UnknownTask
 from agentrl.envs.search.corpus import build_corpus
-from agentrl.envs.search.flashrag import FlashRAGSource, load_corpus_jsonl
-from agentrl.envs.search.questions import KINDS, ProceduralSearchSource, generate_question, parse_task_id
+from agentrl.envs.search.datasets import FlashRAGSource, load_corpus_jsonl
+from agentrl.envs.search.tasks import KINDS, ProceduralSearchSource, generate_question, parse_task_id
 from tests.paths import FIXTURES as FIXTURES_DIR
 
 FIXTURES = FIXTURES_DIR / "flashrag_mini"

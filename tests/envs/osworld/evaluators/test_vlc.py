@@ -24,6 +24,7 @@ import pytest
 from PIL import Image
 
 from agentrl.envs.osworld.evaluators import GETTERS, METRICS, vlc
+from agentrl.envs.osworld.runtime import programs
 from agentrl.envs.osworld.tasks.evaluate import evaluate
 from agentrl.envs.osworld.tasks.format import OSWorldTask
 
@@ -163,6 +164,7 @@ class FakeClient:
         if command == ["printenv", "HOME"]:
             return {"output": f"{self.home}\n", "error": "", "returncode": 0}
         if isinstance(command, list) and command[:2] == ["python3", "-c"]:  # the status.xml request
+            assert command[2:] == [programs.source("vlc_status"), str(vlc.HTTP_PORT), vlc.HTTP_PASSWORD], command[3:]
             if self.status is None:
                 return {"output": "", "error": "VLC's HTTP interface did not answer", "returncode": 1}
             return {"output": base64.b64encode(self.status.encode()).decode(), "error": "", "returncode": 0}
@@ -321,13 +323,14 @@ def fake_vlc_http() -> Iterator[tuple[int, list[str]]]:
 
 def test_status_script_asks_vlc_with_its_password(fake_vlc_http: tuple[int, list[str]]) -> None:
     port, seen = fake_vlc_http
-    script = vlc._STATUS_SCRIPT.replace(f"localhost:{vlc.HTTP_PORT}", f"127.0.0.1:{port}")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False)
+    script = programs.source("vlc_status")  # as vlc_playing_info runs it, on the fake's port
+    done = subprocess.run([sys.executable, "-c", script, str(port), vlc.HTTP_PASSWORD], capture_output=True,
+                          text=True, timeout=30, check=False)
     assert done.returncode == 0, done.stderr
     assert base64.b64decode(done.stdout).decode() == status_xml()
     assert seen[0].startswith("/requests/status.xml Basic ")
-    wrong = script.replace(":password", ":wrong")
-    done = subprocess.run([sys.executable, "-c", wrong], capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run([sys.executable, "-c", script, str(port), "wrong"], capture_output=True, text=True,
+                          timeout=30, check=False)
     assert done.returncode != 0 and "did not answer" in done.stderr
     assert "--http-password=password" in vlc.HTTP_INTERFACE_ARGS
 

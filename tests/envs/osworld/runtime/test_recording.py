@@ -11,9 +11,7 @@ import re
 
 from agentrl import _system_deps as sd
 from agentrl.envs.osworld.runtime.recording import FFMPEG_INSTALL, ffmpeg_argv
-from tests.paths import ROOT as PATHS_ROOT
-
-ROOT = PATHS_ROOT
+from tests.paths import ROOT
 
 
 def test_ffmpeg_is_a_desktop_part_that_make_setup_installs() -> None:

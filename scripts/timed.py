@@ -1,0 +1,79 @@
+"""Time each phase of ``make test`` / ``make check`` and keep the figures: ``runs/test-times/``.
+
+``python scripts/timed.py RUN PHASE -- COMMAND...`` runs COMMAND, then adds ``{"phase", "seconds", "exit"}`` to
+``runs/test-times/RUN.json`` (RUN names one ``make`` run: the Makefile passes the target and a start stamp) and
+exits with COMMAND's status. ``python scripts/timed.py RUN --summary`` prints the run's phases and total and writes
+``runs/test-times/latest-<target>.json`` beside it. pytest's own per-test durations are written by
+``tests/conftest.py`` into the same folder (``<RUN>-pytest-<phase>.json``), so a slow test can be found without
+re-running. Nothing here is committed; the quickstart's stated times come from ``benchmarks/results/test_times.json``
+(a fresh-clone run, copied there with ``--record``).
+
+Stdlib only: it runs before and beside the venv's tools.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "runs" / "test-times"
+RECORD = ROOT / "benchmarks" / "results" / "test_times.json"
+
+
+def _load(run: str) -> dict[str, object]:
+    path = FOLDER / f"{run}.json"
+    return json.loads(path.read_text()) if path.exists() else {"run": run, "phases": []}
+
+
+def _save(run: str, data: dict[str, object]) -> None:
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    (FOLDER / f"{run}.json").write_text(json.dumps(data, indent=1) + "\n")
+
+
+def time_phase(run: str, phase: str, command: list[str]) -> int:
+    """Run ``command``, record its wall time as ``phase`` of ``run``; its exit status."""
+    start = time.monotonic()
+    status = subprocess.call(command)
+    data = _load(run)
+    phases = data["phases"]
+    assert isinstance(phases, list)
+    phases.append({"phase": phase, "seconds": round(time.monotonic() - start, 1), "exit": status})
+    _save(run, data)
+    return status
+
+
+def summary(run: str, record: bool = False) -> int:
+    """Print the run's phases and total; write ``latest-<target>.json`` (and the committed record with ``record``)."""
+    data = _load(run)
+    phases = data["phases"]
+    assert isinstance(phases, list)
+    total = round(sum(float(p["seconds"]) for p in phases), 1)
+    data["total_seconds"] = total
+    data["cores"] = __import__("os").cpu_count()
+    target = run.split("-", 1)[0]
+    _save(f"latest-{target}", data)
+    print(f"make {target}: " + ", ".join(f"{p['phase']} {float(p['seconds']) / 60:.1f} min" for p in phases)
+          + f"; {total / 60:.1f} min in all (runs/test-times/{run}.json)")
+    if record:
+        recorded = {**data, "command": "CI=true make test < /dev/null (fresh clone)"}
+        RECORD.write_text(json.dumps(recorded, indent=1) + "\n")
+        print(f"recorded: {RECORD.relative_to(ROOT)}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """``RUN PHASE -- COMMAND...`` or ``RUN --summary [--record]``."""
+    if len(argv) >= 2 and argv[1] == "--summary":
+        return summary(argv[0], record="--record" in argv[2:])
+    if len(argv) < 4 or argv[2] != "--":
+        print("usage: timed.py RUN PHASE -- COMMAND... | timed.py RUN --summary [--record]", file=sys.stderr)
+        return 2
+    return time_phase(argv[0], argv[1], argv[3:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
