@@ -34,15 +34,25 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     import agentrl  # noqa: F401  (registers the ids)
 
+    # --allow-oracle: this script plays the oracle as its baseline; a server for agents under test leaves it off
     argv_server = [sys.executable, "-m", "agentrl.cli", "serve-env", args.env_id, "--port", "0", "--insecure-loopback"]
+    argv_server.append("--allow-oracle")
     server = subprocess.Popen([*argv_server, "--max-sessions", str(sessions)], stdout=subprocess.PIPE, text=True)
     try:
         url = (server.stdout.readline() if server.stdout else "").split()[-1]
         print(f"serving {args.env_id} at {url}")
         returns: dict[str, list[float]] = {"oracle": [], "junk": []}
         lock = threading.Lock()
+        errors: list[BaseException] = []
 
         def play(index: int) -> None:
+            try:
+                play_episodes(index)
+            except BaseException as error:  # re-raised in the main thread below, so the script fails loudly
+                with lock:
+                    errors.append(error)
+
+        def play_episodes(index: int) -> None:
             env = gym.make(args.env_id, remote=url)
             for episode in range(episodes):
                 for agent in ("oracle", "junk"):
@@ -62,6 +72,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             thread.start()
         for thread in threads:
             thread.join()
+        if errors:
+            raise RuntimeError(f"{len(errors)} of {sessions} sessions failed; the first: {errors[0]}") from errors[0]
         means = {agent: sum(values) / len(values) for agent, values in returns.items()}
         print(f"{sessions} sessions x {episodes} episodes in {time.perf_counter() - started:.1f} s: "
               f"mean return oracle {means['oracle']:.2f}, junk {means['junk']:.2f}")  # fmt: skip

@@ -151,6 +151,8 @@ def _tiers() -> Any:
     return sys.modules[name]
 
 
+# tryfirst: xdist's worker turns xdist_group marks into node ids in its own hook, so ours must run before it
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each test's tiers (``slow``, ``desktop``, ``docker``, ``browser``) and xdist group, from where it lives and what
     it starts: :mod:`tests.tiers` holds the rules (nothing is marked by hand)."""

@@ -14,8 +14,8 @@
 "Starts" is read from the source of the test function and of every fixture in its closure, so a fixture that
 starts a desktop marks every test that uses it, wherever the test lives. xdist groups (``--dist loadgroup``)
 are given only where a module's tests share an expensive fixture: a module-scoped fixture keeps its module on
-one worker (so a desktop or a server starts once), and every Docker test goes to one worker (one engine); every
-other test is spread test by test.
+one worker (so a desktop or a server starts once), every Docker test goes to one worker (one engine), and so
+does every test that starts or joins Ray (one Ray per machine); every other test is spread test by test.
 
 :func:`tier_marks` is the rule, :func:`apply` runs it over a collection (``tests/conftest.py`` calls it).
 """
@@ -43,6 +43,9 @@ BROWSER = re.compile(
     r"AgentRL/FlashGame-|BrowserHost|GamePage\(|sync_playwright|async_playwright|BrowserGameEnv|GamePageDriver|"
     r"game_page\(|FLASHGAME_IDS|render_oracle_gif|chromium\.launch"
 )
+#: what starts or joins Ray: one Ray at a time on this machine (a second ``ray.init`` finds the first one's address
+#: in /tmp/ray and joins it), so every such test goes to one worker
+RAY = re.compile(r"RayWorkers\(|ray\.init\(|ray_cluster|cluster_utils")
 #: what a Docker test needs (beside the ``docker_engine`` fixture itself)
 DOCKER = re.compile(r"docker_engine|desktop_docker")
 #: the folders whose modules start what their source names (helpers included): a module of ``tests/envs/osworld/``
@@ -93,6 +96,16 @@ def _module_scoped(item: pytest.Item) -> bool:
     )
 
 
+def _text(item: pytest.Item) -> str:
+    """The test's id and the source of its function and of every fixture in its closure."""
+    functions = [getattr(item, "function", None), *_fixture_functions(item)]
+    return item.nodeid + "\n" + "\n".join(_source(f) for f in functions if f is not None)
+
+
+def _params(item: pytest.Item) -> dict[str, Any]:
+    return getattr(getattr(item, "callspec", None), "params", {})
+
+
 def tier_marks(item: pytest.Item) -> set[str]:
     """The tiers of one collected test (see the module docstring)."""
     path = Path(str(item.fspath)).resolve()
@@ -100,10 +113,9 @@ def tier_marks(item: pytest.Item) -> set[str]:
         relative = path.relative_to(TESTS)
     except ValueError:  # a doctest of the package, the benchmarks or the docs: the fast tier
         relative = None
-    functions = [getattr(item, "function", None), *_fixture_functions(item)]
-    text = item.nodeid + "\n" + "\n".join(_source(f) for f in functions if f is not None)
+    text = _text(item)
     marks = set()
-    params = getattr(getattr(item, "callspec", None), "params", {})
+    params = _params(item)
     if "docker_engine" in getattr(item, "fixturenames", ()) or (
         "docker" in map(str, params.values()) and DOCKER.search(_module_source(str(path)))
     ):
@@ -122,9 +134,12 @@ def tier_marks(item: pytest.Item) -> set[str]:
 
 
 def xdist_group(item: pytest.Item) -> str | None:
-    """The worker group of a test: ``docker``, its module (a module-scoped fixture), or none (spread freely)."""
+    """A test's worker group: ``docker``, ``ray``, its module (a module-scoped fixture), or none (spread freely)."""
     if "docker_engine" in getattr(item, "fixturenames", ()):
         return "docker"
+    ray_param = "ray" in map(str, _params(item).values())
+    if RAY.search(_text(item)) or (ray_param and RAY.search(_module_source(str(item.fspath)))):
+        return "ray"
     if _module_scoped(item):
         return item.nodeid.split("::")[0]
     return None

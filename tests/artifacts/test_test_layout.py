@@ -50,3 +50,40 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
         (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "tests" / name).write_text("")
     assert misplaced(tmp_path / "tests", package) == ["artifacts/deep/test_y.py", "nosuch/test_x.py", "test_flat.py"]
+
+
+GROUPED = '''
+import os
+
+import pytest
+
+
+@pytest.mark.xdist_group("one_engine")
+@pytest.mark.parametrize("n", range(4))
+def test_grouped(n, request):
+    assert request.node.nodeid.endswith("@one_engine"), request.node.nodeid
+    with open(os.path.join(os.environ["GROUPED_OUT"], f"worker-{n}"), "w") as out:
+        out.write(os.environ["PYTEST_XDIST_WORKER"])
+'''
+
+
+def test_xdist_groups_keep_their_tests_on_one_worker(tmp_path: Path) -> None:
+    """``make test``'s ``--dist loadgroup`` must really group: one Docker engine and one Ray at a time rely on it
+    (pytest 9.2 broke pytest-xdist 3.8's grouping silently, and two Rays then joined each other)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    (tmp_path / "out").mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+         str(tmp_path / "test_grouped.py")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "GROUPED_OUT": str(tmp_path / "out")},
+    )  # fmt: skip
+    assert run.returncode == 0, (
+        f"--dist loadgroup did not group (pyproject pins pytest<9.2 for pytest-xdist 3.8):\n{run.stdout[-2000:]}"
+    )
+    workers = {(tmp_path / "out" / f"worker-{n}").read_text() for n in range(4)}
+    assert len(workers) == 1, f"one group ran on {sorted(workers)}"

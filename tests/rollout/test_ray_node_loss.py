@@ -33,7 +33,7 @@ from agentrl.rollout import RolloutConfig, RolloutEngine, RolloutRequest  # noqa
 from agentrl.rollout.ray_workers import RayWorkers  # noqa: E402
 from agentrl.rollout.workloads import LatencyEnv  # noqa: E402
 
-pytestmark = [pytest.mark.timeout(420), pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.timeout(420)
 
 # each episode: 3-6 tool calls of 0.3-0.6 s, so a node is lost while episodes are on it
 ENV = functools.partial(LatencyEnv, min_turns=3, max_turns=6, min_latency_s=0.3, max_latency_s=0.6)
