@@ -64,11 +64,14 @@ demo: setup
 # AGENTRL_REQUIRE_SYSTEM=1: as root with apt-get, a test that skips because a system part is missing fails
 # instead (system-deps was to install it); see tests/conftest.py. `make test AGENTRL_REQUIRE_SYSTEM=0` lets it skip.
 AGENTRL_REQUIRE_SYSTEM ?= 1
-# Two pytest-xdist workers: much of the suite waits (desktops, browsers, servers, subprocesses), so two overlap on
-# 2 cores; a module stays on one worker and every Docker test on one (tests/conftest.py). PYTEST_WORKERS=0: serial.
+# pytest-xdist workers: the fast tier keeps 2 cores busy with 2 workers; the full suite's main phase gets 3, since
+# its desktop, Docker and server tests mostly wait (the OSWorld catalogue's GUI oracles use 17% of the 2 cores
+# alone), so a third worker fills that time. A module with a module-scoped fixture stays on one worker, and so do
+# every Docker test and every Ray test (tests/tiers.py). PYTEST_WORKERS=0 / TEST_WORKERS=0: serial.
 # The browser tests (Chromium, Ruffle's Flash frames) run after, alone: a game frame timed against a busy second worker
 # missed its move once in three runs. --durations: each run prints its slowest tests, to see where the suite's time goes.
 PYTEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 # Each phase's seconds go to runs/test-times/<run>.json (scripts/timed.py) and every test's to
 # runs/test-times/<run>-pytest-<phase>.json; the last lines print the phases and the total.
 STAMP_NOW := $(shell date +%Y%m%dT%H%M%S)
@@ -80,7 +83,7 @@ test: setup
 	@$(TIMED) test-$(STAMP_NOW) docs -- env HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 	@$(TIMED) test-$(STAMP_NOW) pytest-main -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
 	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-main.json \
-	  $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
+	  $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
 	@$(TIMED) test-$(STAMP_NOW) pytest-browser -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
 	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-browser.json \
 	  $(PY) -m pytest -q -m browser --durations=15

@@ -135,7 +135,7 @@ def tier_marks(item: pytest.Item) -> set[str]:
 
 def xdist_group(item: pytest.Item) -> str | None:
     """A test's worker group: ``docker``, ``ray``, its module (a module-scoped fixture), or none (spread freely)."""
-    if "docker_engine" in getattr(item, "fixturenames", ()):
+    if "docker" in tier_marks(item):  # the fixture, or a "docker" parameter that asks for it at run time
         return "docker"
     ray_param = "ray" in map(str, _params(item).values())
     if RAY.search(_text(item)) or (ray_param and RAY.search(_module_source(str(item.fspath)))):
