@@ -567,13 +567,14 @@ REDTEAM_FIXES = (
      "without bubblewrap the Python sandbox (as root) hides `/root`, `/home` and the temp folders only: a GSM8K "
      "file elsewhere (the checkout's `tests/fixtures/`) was read, and every answer was right (ACCESS)",
      "the default `isolation=\"auto\"` uses bubblewrap (a minimal read-only root: nothing found); the process "
-     "tier's mount rules belong to the sandbox: reported there"),
+     "tier's limits are stated in the threat model (design/security.md) and in `sandbox.isolation`"),
     ("`AgentRL/OSWorld-v0`, installed from a wheel", "`task-file-hunt`",
      "the desktop's actions can read the server's `site-packages`: installed as a wheel (not `-e`), the shipped "
      "tasks' JSON is there, oracle included; the probe found the task, replayed its oracle and scored 0.5 against "
-     "the floor's 0 (ACCESS; `redteam_wheel_install.json` below)",
-     "reported to the desktop runtime (it owns what the jail binds); from a checkout (`pip install -e`) the tasks "
-     "are not in `site-packages` and nothing is found"),
+     "the floor's 0 (ACCESS; `redteam_wheel_install.json` below, recorded before the fix)",
+     "fixed: the desktop's jail mounts an empty folder over the `agentrl` package wherever it is installed, and "
+     "the desktop image is built without the task files; `tests/security/test_desktop_package_hidden.py` installs "
+     "a wheel and looks from inside the jail"),
     ("`AgentRL/Search-v0`", "`copy-first-title`, `question-option`",
      "answers copied from the passages or from a comparison question's two options score some episodes",
      "accepted: the task's nature (below)"),

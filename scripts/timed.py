@@ -46,22 +46,37 @@ def time_phase(run: str, phase: str, command: list[str]) -> int:
     return status
 
 
+def phases_line(data: dict[str, object]) -> str:
+    """One run's phases and total in minutes, as ``make`` prints it and the quickstart quotes it.
+
+    >>> phases_line({"phases": [{"phase": "ruff", "seconds": 3}, {"phase": "pytest-fast", "seconds": 207}]})
+    'ruff 0.1 min, pytest-fast 3.5 min; 3.5 min in all'
+    """
+    phases = data["phases"]
+    assert isinstance(phases, list)
+    total = sum(float(p["seconds"]) for p in phases)
+    return ", ".join(f"{p['phase']} {float(p['seconds']) / 60:.1f} min" for p in phases) + f"; {total / 60:.1f} min in all"
+
+
 def summary(run: str, record: bool = False) -> int:
-    """Print the run's phases and total; write ``latest-<target>.json`` (and the committed record with ``record``)."""
+    """Print the run's phases and total; write ``latest-<target>.json``, and with ``record`` put the run into the
+    committed record (``benchmarks/results/test_times.json``) under its target (``test`` or ``check``)."""
     data = _load(run)
     phases = data["phases"]
     assert isinstance(phases, list)
-    total = round(sum(float(p["seconds"]) for p in phases), 1)
-    data["total_seconds"] = total
+    data["total_seconds"] = round(sum(float(p["seconds"]) for p in phases), 1)
     data["cores"] = __import__("os").cpu_count()
     target = run.split("-", 1)[0]
     _save(f"latest-{target}", data)
-    print(f"make {target}: " + ", ".join(f"{p['phase']} {float(p['seconds']) / 60:.1f} min" for p in phases)
-          + f"; {total / 60:.1f} min in all (runs/test-times/{run}.json)")
+    print(f"make {target}: {phases_line(data)} (runs/test-times/{run}.json)")
     if record:
-        recorded = {**data, "command": "CI=true make test < /dev/null (fresh clone)"}
-        RECORD.write_text(json.dumps(recorded, indent=1) + "\n")
-        print(f"recorded: {RECORD.relative_to(ROOT)}")
+        commands = {"test": "CI=true make test < /dev/null", "check": "make check"}
+        recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+        if "phases" in recorded:  # the record of one run, before it held one per target
+            recorded = {}
+        recorded[target] = {**data, "command": f"{commands.get(target, 'make ' + target)} (a fresh clone)"}
+        RECORD.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+        print(f"recorded: {RECORD.relative_to(ROOT)} [{target}]")
     return 0
 
 

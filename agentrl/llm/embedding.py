@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from agentrl import _fork
 from agentrl.core.errors import DependencyNotInstalled
 
 __all__ = ["TextEmbedder", "default_prefixes", "load_embedding_model"]
@@ -61,12 +62,6 @@ def default_prefixes(model_path: str | os.PathLike[str] | None) -> tuple[str, st
     return "", ""
 
 
-def _one_torch_thread() -> None:
-    import torch
-
-    torch.set_num_threads(1)
-
-
 def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> Any:
     """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU.
 
@@ -95,10 +90,9 @@ def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> An
                     "a local sentence-transformers model directory (one with config.json, e.g. a downloaded "
                     "intfloat/e5-base-v2); nothing is downloaded here"
                 ) from exc
-            if not _model_cache:
-                # A child forked after torch ran multi-threaded (gymnasium's AsyncVectorEnv forks) hangs
-                # in its first parallel op: OpenMP's pool does not survive fork. One thread there is safe.
-                os.register_at_fork(after_in_child=_one_torch_thread)
+            # a child forked after torch ran multi-threaded hangs in OpenMP: agentrl._fork (installed by
+            # ``import agentrl``) gives such a child one torch thread
+            _fork.install()
             _model_cache[path] = model
         return model
 

@@ -400,15 +400,24 @@ def test_llm_judge_reads_the_whole_consultation() -> None:
     env.close()
 
 
-def test_async_vector_env_fork_after_minilm_does_not_hang() -> None:
-    """A forked worker after the parent used MiniLM must not deadlock in torch (OpenMP after fork)."""
+@pytest.mark.parametrize(
+    "warm_up",
+    [
+        "from agentrl.envs.consult.matching import shared_embedder\n"
+        "shared_embedder().embed(['warm up the thread pool ' * 20] * 32)\n",
+        # torch ran multi-threaded before MiniLM was ever loaded here (a training run in the same process)
+        "import torch\ntorch.set_num_threads(2)\n(torch.randn(512, 512) @ torch.randn(512, 512)).sum()\n",
+    ],
+    ids=["minilm", "torch"],
+)
+def test_async_vector_env_fork_after_torch_does_not_hang(warm_up: str) -> None:
+    """A forked worker after the parent ran torch must not deadlock in torch (OpenMP after fork)."""
     import subprocess
     import sys
 
     script = (
         "import gymnasium as gym, agentrl\n"
-        "from agentrl.envs.consult.matching import shared_embedder\n"
-        "shared_embedder().embed(['warm up the thread pool ' * 20] * 32)\n"
+        f"{warm_up}"
         "envs = gym.make_vec('AgentRL/PatientConsult-v1', num_envs=2, vectorization_mode='async',\n"
         "                    vector_kwargs={'context': 'fork', 'shared_memory': False})\n"
         "envs.reset(seed=[0, 1])\n"
