@@ -55,12 +55,14 @@ def phases_line(data: dict[str, object]) -> str:
     phases = data["phases"]
     assert isinstance(phases, list)
     total = sum(float(p["seconds"]) for p in phases)
-    return ", ".join(f"{p['phase']} {float(p['seconds']) / 60:.1f} min" for p in phases) + f"; {total / 60:.1f} min in all"
+    listed = ", ".join(f"{p['phase']} {float(p['seconds']) / 60:.1f} min" for p in phases)
+    return f"{listed}; {total / 60:.1f} min in all"
 
 
 def summary(run: str, record: bool = False) -> int:
     """Print the run's phases and total; write ``latest-<target>.json``, and with ``record`` put the run into the
-    committed record (``benchmarks/results/test_times.json``) under its target (``test`` or ``check``)."""
+    committed record (``benchmarks/results/test_times.json``) under its target (``test`` or ``check``).
+    """
     data = _load(run)
     phases = data["phases"]
     assert isinstance(phases, list)
