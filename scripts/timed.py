@@ -60,8 +60,9 @@ def phases_line(data: dict[str, object]) -> str:
 
 
 def summary(run: str, record: bool = False) -> int:
-    """Print the run's phases and total; write ``latest-<target>.json``, and with ``record`` put the run into the
-    committed record (``benchmarks/results/test_times.json``) under its target (``test`` or ``check``).
+    """Print the run's phases and total; write ``latest-<target>.json`` (and the record with ``record``).
+
+    The record is the committed ``benchmarks/results/test_times.json``: one run per target (``test``, ``check``).
     """
     data = _load(run)
     phases = data["phases"]
