@@ -77,7 +77,7 @@ def summary(run: str, record: bool = False) -> int:
         recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
         if "phases" in recorded:  # the record of one run, before it held one per target
             recorded = {}
-        recorded[target] = {**data, "command": f"{commands.get(target, 'make ' + target)} (a fresh clone)"}
+        recorded[target] = {**data, "command": commands.get(target, f"make {target}")}
         RECORD.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
         print(f"recorded: {RECORD.relative_to(ROOT)} [{target}]")
     return 0
