@@ -10,6 +10,17 @@ apt-get, or a plain ``pytest``) such tests skip with their reason, and every ski
 from __future__ import annotations
 
 import os
+
+# Under pytest-xdist the workers share the cores, and torch in each (and in every subprocess a test starts) would
+# run one OpenMP thread per core: the threads spin while they wait for each other. On 2 cores with the suite
+# running, examples/sb3_tictactoe.py --quick took 118 s of CPU with the default threads and 25 s with one. So one
+# thread per worker (set before anything imports torch; a variable the caller set is kept).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+    if "torch" in __import__("sys").modules:  # a plugin imported it before this file: its OpenMP read the old value
+        __import__("torch").set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 import re
 import time
 from collections.abc import Iterator

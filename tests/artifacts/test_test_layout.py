@@ -87,3 +87,20 @@ def test_xdist_groups_keep_their_tests_on_one_worker(tmp_path: Path) -> None:
     )
     workers = {(tmp_path / "out" / f"worker-{n}").read_text() for n in range(4)}
     assert len(workers) == 1, f"one group ran on {sorted(workers)}"
+
+
+def test_each_xdist_worker_and_its_subprocesses_run_torch_on_one_thread() -> None:
+    """tests/conftest.py gives each xdist worker one OpenMP thread, and the processes a test starts inherit it: with
+    one thread per core in each, the workers' spinning threads cost the suite several times the CPU."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.skip("not under pytest-xdist: a single pytest process keeps torch's default threads")
+    torch = pytest.importorskip("torch")
+    child = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert (torch.get_num_threads(), child.stdout.strip()) == (1, "1")
