@@ -807,7 +807,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
-    print(f"agentrl-env-server: {handle.base_url}", flush=True)
     print(f"serving {args.env_id} at {handle.base_url} (at most {args.max_sessions} sessions); Ctrl-C to stop",
           file=sys.stderr, flush=True)
     if tokens:
@@ -822,6 +821,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("  the oracle message is off (--allow-oracle turns it on, for tests and oracle runs)",
               file=sys.stderr, flush=True)
+    # the ready line last: a client that waits for it finds every warning above already written
+    print(f"agentrl-env-server: {handle.base_url}", flush=True)
     try:
         while not stop.is_set() and handle.thread.is_alive():
             stop.wait(0.5)
