@@ -75,8 +75,6 @@ def summary(run: str, record: bool = False) -> int:
     if record:
         commands = {"test": "CI=true make test < /dev/null", "check": "make check"}
         recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
-        if "phases" in recorded:  # the record of one run, before it held one per target
-            recorded = {}
         recorded[target] = {**data, "command": commands.get(target, f"make {target}")}
         recorded["command"] = "make test and make check, then each: python scripts/timed.py RUN --summary --record"
         RECORD.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")

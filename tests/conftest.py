@@ -10,6 +10,7 @@ apt-get, or a plain ``pytest``) such tests skip with their reason, and every ski
 from __future__ import annotations
 
 import os
+import sys
 
 # Under pytest-xdist the workers share the cores, and torch in each (and in every subprocess a test starts) would
 # run one OpenMP thread per core: the threads spin while they wait for each other. On 2 cores with the suite
@@ -18,7 +19,7 @@ import os
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
-    if "torch" in __import__("sys").modules:  # a plugin imported it before this file: its OpenMP read the old value
+    if "torch" in sys.modules:  # a plugin imported it before this file: its OpenMP read the old value
         __import__("torch").set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 import re
@@ -149,7 +150,6 @@ def pytest_report_header() -> list[str]:
 def _tiers() -> Any:
     """tests/tiers.py, loaded by its path (another installed package may be called ``tests``: verl ships one)."""
     import importlib.util
-    import sys
     from pathlib import Path
 
     name = "agentrl_test_tiers"

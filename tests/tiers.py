@@ -133,9 +133,12 @@ def tier_marks(item: pytest.Item) -> set[str]:
     return marks
 
 
-def xdist_group(item: pytest.Item) -> str | None:
-    """A test's worker group: ``docker``, ``ray``, its module (a module-scoped fixture), or none (spread freely)."""
-    if "docker" in tier_marks(item):  # the fixture, or a "docker" parameter that asks for it at run time
+def xdist_group(item: pytest.Item, marks: set[str] | None = None) -> str | None:
+    """A test's worker group: ``docker``, ``ray``, its module (a module-scoped fixture), or none (spread freely).
+
+    ``marks``: the test's tiers when the caller has them already (:func:`apply` does).
+    """
+    if "docker" in (tier_marks(item) if marks is None else marks):  # the fixture, or a "docker" parameter
         return "docker"
     ray_param = "ray" in map(str, _params(item).values())
     if RAY.search(_text(item)) or (ray_param and RAY.search(_module_source(str(item.fspath)))):
@@ -148,9 +151,10 @@ def xdist_group(item: pytest.Item) -> str | None:
 def apply(items: Iterable[pytest.Item]) -> None:
     """Mark every item with its tiers and its xdist group."""
     for item in items:
-        for name in sorted(tier_marks(item)):
+        marks = tier_marks(item)
+        for name in sorted(marks):
             if not item.get_closest_marker(name):
                 item.add_marker(getattr(pytest.mark, name))
-        group = xdist_group(item)
+        group = xdist_group(item, marks)
         if group is not None and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from agentrl.core import fork as _fork
 from agentrl.core.errors import DependencyNotInstalled
 
 __all__ = ["TextEmbedder", "default_prefixes", "load_embedding_model"]
@@ -90,9 +89,6 @@ def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> An
                     "a local sentence-transformers model directory (one with config.json, e.g. a downloaded "
                     "intfloat/e5-base-v2); nothing is downloaded here"
                 ) from exc
-            # a child forked after torch ran multi-threaded hangs in OpenMP: agentrl.core.fork (installed by
-            # ``import agentrl``) gives such a child one torch thread
-            _fork.install()
             _model_cache[path] = model
         return model
 
