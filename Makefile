@@ -68,10 +68,13 @@ AGENTRL_REQUIRE_SYSTEM ?= 1
 # its desktop, Docker and server tests mostly wait (the OSWorld catalogue's GUI oracles use 17% of the 2 cores
 # alone), so a third worker fills that time. A module with a module-scoped fixture stays on one worker, and so do
 # every Docker test and every Ray test (tests/tiers.py). PYTEST_WORKERS=0 / TEST_WORKERS=0: serial.
-# The browser tests (Chromium, Ruffle's Flash frames) run after, alone: a game frame timed against a busy second worker
-# missed its move once in three runs. --durations: each run prints its slowest tests, to see where the suite's time goes.
+# The browser tests (Chromium, Ruffle's Flash frames) run after, on 2 workers of their own: the games step on a virtual
+# clock and a SWF counts as ready only after two matching frames, so a busy core no longer makes a frame miss its move
+# (run serially they took 320-350 s; on 2 workers 213 s, the Chromiums mostly waiting). BROWSER_WORKERS=0: serial.
+# --durations: each run prints its slowest tests, to see where the suite's time goes.
 PYTEST_WORKERS ?= 2
 TEST_WORKERS ?= 3
+BROWSER_WORKERS ?= 2
 # Each phase's seconds go to runs/test-times/<run>.json (scripts/timed.py) and every test's to
 # runs/test-times/<run>-pytest-<phase>.json; the last lines print the phases and the total.
 STAMP_NOW := $(shell date +%Y%m%dT%H%M%S)
@@ -86,7 +89,7 @@ test: setup
 	  $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
 	@$(TIMED) test-$(STAMP_NOW) pytest-browser -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
 	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-browser.json \
-	  $(PY) -m pytest -q -m browser --durations=15
+	  $(PY) -m pytest -q -n $(BROWSER_WORKERS) --dist loadgroup -m browser --durations=15
 	@$(TIMED) test-$(STAMP_NOW) --summary
 
 # The edit loop (under 5 minutes on 2 cores with a warm venv): ruff, mypy and the fast tier, that is every test but

@@ -14,6 +14,7 @@ Stdlib only: it runs before and beside the venv's tools.
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -35,13 +36,21 @@ def _save(run: str, data: dict[str, object]) -> None:
 
 
 def time_phase(run: str, phase: str, command: list[str]) -> int:
-    """Run ``command``, record its wall time as ``phase`` of ``run``; its exit status."""
+    """Run ``command``, record its wall time as ``phase`` of ``run``; its exit status.
+
+    ``cpu_seconds`` is the CPU time (user and system) of the command and every process it waited for: divided by
+    the wall time and the cores, it says how busy the phase kept the machine.
+    """
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     status = subprocess.call(command)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     data = _load(run)
     phases = data["phases"]
     assert isinstance(phases, list)
-    phases.append({"phase": phase, "seconds": round(time.monotonic() - start, 1), "exit": status})
+    seconds = round(time.monotonic() - start, 1)
+    phases.append({"phase": phase, "seconds": seconds, "cpu_seconds": round(cpu, 1), "exit": status})
     _save(run, data)
     return status
 

@@ -109,11 +109,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 _DURATIONS: dict[str, float] = {}
+#: seconds each xdist worker spent in tests: the busiest one is the phase's long pole (a group it could not share)
+_WORKER_SECONDS: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Add up each test's setup, call and teardown seconds (for ``AGENTRL_TEST_TIMES``)."""
+    """Add up each test's setup, call and teardown seconds (for ``AGENTRL_TEST_TIMES``), and its worker's."""
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + float(report.duration)
+    gateway = getattr(getattr(report, "node", None), "gateway", None)  # set on the xdist controller's copy
+    worker = str(getattr(gateway, "id", "main"))
+    _WORKER_SECONDS[worker] = _WORKER_SECONDS.get(worker, 0.0) + float(report.duration)
 
 
 def _write_durations(session: pytest.Session) -> None:
@@ -126,6 +131,7 @@ def _write_durations(session: pytest.Session) -> None:
         return
     ranked = sorted(_DURATIONS.items(), key=lambda item: -item[1])
     data = {"tests": len(ranked), "seconds_in_tests": round(sum(_DURATIONS.values()), 1),
+            "workers": {worker: round(seconds, 1) for worker, seconds in sorted(_WORKER_SECONDS.items())},
             "durations": {nodeid: round(seconds, 3) for nodeid, seconds in ranked}}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(data, indent=1) + "\n")

@@ -85,15 +85,22 @@ def _fixture_functions(item: pytest.Item) -> Iterable[Callable[..., Any]]:
 
 
 def _module_scoped(item: pytest.Item) -> bool:
-    """Whether the item uses a fixture that lives for its module (or class), defined outside conftest's session."""
+    """Whether the item shares a fixture with the rest of its module: one that lives for its module (or class), or a
+    session fixture defined in the module itself (SmolLM2's conversion: spread over three workers, it ran three times).
+
+    A session fixture of ``conftest.py`` does not count: the Docker engine has a group of its own.
+    """
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False
-    return any(
-        getattr(defs[-1], "scope", "function") in ("module", "class", "package")
-        for defs in info.name2fixturedefs.values()
-        if defs
-    )
+    module = getattr(getattr(item, "module", None), "__name__", None)
+    for defs in info.name2fixturedefs.values():
+        scope = getattr(defs[-1], "scope", "function") if defs else "function"
+        if scope in ("module", "class", "package"):
+            return True
+        if scope == "session" and getattr(defs[-1].func, "__module__", None) == module:
+            return True
+    return False
 
 
 def _text(item: pytest.Item) -> str:

@@ -104,3 +104,41 @@ def test_each_xdist_worker_and_its_subprocesses_run_torch_on_one_thread() -> Non
     child = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert (torch.get_num_threads(), child.stdout.strip()) == (1, "1")
+
+
+PRINT_GROUPS = '''
+def pytest_collection_finish(session):
+    for item in session.items:
+        marker = item.get_closest_marker("xdist_group")
+        print("GROUP", item.nodeid, marker.args[0] if marker else None)
+'''
+
+
+def test_a_module_that_shares_a_session_fixture_of_its_own_stays_on_one_worker(tmp_path: Path) -> None:
+    """SmolLM2's conversion is a session fixture of its test module: spread test by test, each worker that drew one
+    of its tests converted the model again (about 30 s each). The module's tests share a group; a module whose
+    tests share nothing is spread."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "print_groups.py").write_text(PRINT_GROUPS)
+    modules = ["tests/llm/test_backend_smollm2.py", "tests/llm/test_backend_transformers.py",
+               "tests/core/test_registry.py"]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "print_groups",
+         *modules],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )  # fmt: skip
+    groups: dict[str, set[str]] = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("GROUP "):
+            _, nodeid, group = line.split(" ", 2)
+            groups.setdefault(nodeid.split("::")[0], set()).add(group)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    # the tests that use the fixture share the module's group (one that uses none of them may go anywhere)
+    assert groups["tests/llm/test_backend_transformers.py"] - {"None"} == {"tests/llm/test_backend_transformers.py"}
+    assert groups["tests/core/test_registry.py"] == {"None"}
+    if "tests/llm/test_backend_smollm2.py" in groups:  # collected where the embedded model is installed
+        assert groups["tests/llm/test_backend_smollm2.py"] - {"None"} == {"tests/llm/test_backend_smollm2.py"}
