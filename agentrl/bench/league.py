@@ -416,12 +416,34 @@ class League:
                         on_game(record)
         return records
 
-    def table(self, confidence: float = 0.95) -> list[dict[str, Any]]:
+    def games(self) -> list[tuple[str, str, float]]:
+        """Every game counted, as ``(a, b, a's score)`` (from the head-to-head tallies, each game once)."""
+        out: list[tuple[str, str, float]] = []
+        for (a, b), tally in self.pairs.items():
+            if a < b:
+                out += [(a, b, 1.0)] * tally.wins + [(a, b, 0.5)] * tally.draws + [(a, b, 0.0)] * tally.losses
+        return out
+
+    def reference(self) -> str | None:
+        """The player the fitted Elo is tied to: ``random`` when it plays, else the first player to join."""
+        if "random" in self.entries:
+            return "random"
+        return next(iter(self.entries), None)
+
+    def table(self, confidence: float = 0.95, resamples: int = 1000) -> list[dict[str, Any]]:
         r"""One row per player, best Elo first.
 
-        Keys: ``name``, ``elo``, ``games``, ``wins``, ``draws``, ``losses``, ``score`` (draws
-        half) and ``win_rate``/``draw_rate``/``loss_rate`` as Wilson :class:`Interval`\\ s.
+        Keys: ``name``, ``elo`` (the running Elo), ``elo_fit`` (an :class:`Interval`: the Bradley-Terry Elo
+        fitted to all games, tied to :meth:`reference` at the initial rating, with a bootstrap interval over
+        games: :mod:`agentrl.league.fitted_elo`), ``elo_reference`` (whether it is that player), ``games``,
+        ``wins``, ``draws``, ``losses``, ``score`` (draws half) and ``win_rate``/``draw_rate``/``loss_rate`` as
+        Wilson :class:`Interval`\\ s.
         """
+        from agentrl.league.fitted_elo import elo_intervals
+
+        reference = self.reference()
+        fitted = (elo_intervals(self.games(), reference, self.elo.initial, confidence, resamples)
+                  if reference is not None else {})
         rows = []
         for name in self.entries:
             tally = Tally()
@@ -433,6 +455,9 @@ class League:
                 {
                     "name": name,
                     "elo": self.elo.rating(name),
+                    "elo_fit": Interval(*fitted[name], confidence) if name in fitted
+                    else Interval(math.nan, math.nan, math.nan, confidence),
+                    "elo_reference": name == reference,
                     "games": n,
                     "wins": tally.wins,
                     "draws": tally.draws,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,14 +154,25 @@ def format_league_table(table: Sequence[dict[str, Any]]) -> str:
             return "-"
         return f"{interval.estimate:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
 
+    def fit(row: Mapping[str, Any]) -> str:
+        interval = row.get("elo_fit")
+        if interval is None or math.isnan(interval.estimate):
+            return "-"
+        return f"{interval.estimate:.0f} [{interval.low:.0f}, {interval.high:.0f}]"
+
     width = max([len("player"), *(len(row["name"]) for row in table)])
     header = (
-        f"{'player':<{width}}  {'elo':>6}  {'games':>5}  {'win [95% CI]':<18}  {'draw [95% CI]':<18}  loss [95% CI]"
+        f"{'player':<{width}}  {'elo':>6}  {'fitted elo [95% CI]':<20}  {'games':>5}  {'win [95% CI]':<18}  "
+        f"{'draw [95% CI]':<18}  loss [95% CI]"
     )
     lines = [header, "-" * len(header)]
     for row in table:
         lines.append(
-            f"{row['name']:<{width}}  {row['elo']:>6.0f}  {row['games']:>5}  {rate(row['win_rate']):<18}  "
-            f"{rate(row['draw_rate']):<18}  {rate(row['loss_rate'])}"
+            f"{row['name']:<{width}}  {row['elo']:>6.0f}  {fit(row):<20}  {row['games']:>5}  "
+            f"{rate(row['win_rate']):<18}  {rate(row['draw_rate']):<18}  {rate(row['loss_rate'])}"
         )
+    reference = next((row["name"] for row in table if row.get("elo_reference")), None)
+    if reference is not None:
+        lines.append(f"elo: the running Elo; fitted elo: Bradley-Terry over all games, {reference} held at its "
+                     "rating, 95% bootstrap interval over games")
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentrl.bench.noise import measure_noise
 from agentrl.bench.results import AGENT, INFRASTRUCTURE, ErrorGroup, LineProblem, error_class, group_errors, json_safe
 from agentrl.bench.stats import GroupStats, agent_label, format_summary, summarize
 
@@ -140,14 +141,17 @@ def _env_section(env: str, groups: Sequence[GroupStats]) -> str:
 
 # -- tables ----------------------------------------------------------------------------------------
 def _summary_table(groups: Sequence[GroupStats]) -> str:
-    head = ("env", "agent", "episodes", "mean reward", "95% CI", "success", "95% CI", "pass@k", "mean turns",
-            "mean tokens", "mean seconds", "errors")
+    head = ("env", "agent", "episodes", "mean reward", "95% CI", "success", "95% CI", "pass@k", "flip rate",
+            "run-to-run sd", "mean turns", "mean tokens", "mean seconds", "errors")
     rows = []
     for g in groups:
         passk = ", ".join(f"pass@{k} {_num(v)}" for k, v in g.pass_at.items()) or "-"
+        noise = measure_noise(g.records)
+        flips = f"{noise.flipped}/{noise.tasks} ({noise.flip_rate:.0%})" if noise.tasks else "-"
+        spread = f"{noise.run_std * 100:.1f}pp over {noise.runs} {noise.runs_are}" if noise.runs > 1 else "-"
         cells = (g.env, g.agent, str(g.episodes), _num(g.reward.estimate),
                  f"[{_num(g.reward.low)}, {_num(g.reward.high)}]", f"{g.success.estimate:.1%}",
-                 f"[{g.success.low:.1%}, {g.success.high:.1%}]", passk, _num(g.mean_turns, 2),
+                 f"[{g.success.low:.1%}, {g.success.high:.1%}]", passk, flips, spread, _num(g.mean_turns, 2),
                  _num(g.mean_tokens, 0), _num(g.mean_wall_s, 2), str(g.errors))
         rows.append("<tr>" + "".join(f"<td>{_E(c)}</td>" for c in cells) + "</tr>")
     return ('<table class="summary"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)

@@ -39,7 +39,6 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
-import importlib.util
 import inspect
 import json
 import math
@@ -295,47 +294,6 @@ def env_version(env_id: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-_SKIP_DIRS = {"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-_MAX_FINGERPRINT_FILES = 5000
-
-
-def _hash_tree(digest: Any, root: Path, label: str) -> None:
-    if root.is_file():
-        digest.update(f"{label}\0".encode())
-        _hash_file(digest, root)
-        return
-    files = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        files += [Path(dirpath) / name for name in filenames if not name.endswith((".pyc", ".pyo"))]
-    for path in sorted(files)[:_MAX_FINGERPRINT_FILES]:
-        digest.update(f"{label}/{path.relative_to(root).as_posix()}\0".encode())
-        _hash_file(digest, path)
-
-
-def _hash_file(digest: Any, path: Path) -> None:
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    digest.update(b"\0")
-
-
-def _entry_point_root(env_id: str) -> Path | None:
-    import gymnasium as gym
-
-    entry = gym.spec(env_id).entry_point
-    module = entry.split(":")[0] if isinstance(entry, str) else getattr(entry, "__module__", None)
-    if not module:
-        return None
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None or not os.path.exists(spec.origin):
-        return None
-    origin = Path(spec.origin)
-    if spec.submodule_search_locations is not None or "." in module:
-        return origin.parent  # the package holding the entry point: its code and data files
-    return origin  # a top-level single-file module: just that file
-
-
 def env_fingerprint(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> str:
     """A hash of what determines an env's behaviour: its code and its data.
 
@@ -348,15 +306,16 @@ def env_fingerprint(env_id: str, env_kwargs: Mapping[str, Any] | None = None) ->
     import agentrl  # noqa: F401  (registers the built-in ids)
 
     gym.spec(env_id)  # raises a clear error for an unknown id
+    from agentrl.bench.lock import entry_point_root, hash_tree
+
     digest = hashlib.sha256()
-    root = _entry_point_root(env_id)
+    root = entry_point_root(env_id)
     if root is not None:
-        _hash_tree(digest, root, "env")
-    _hash_tree(digest, Path(__file__).resolve().parent.parent / "core", "core")
+        hash_tree(digest, root, "env")
+    hash_tree(digest, Path(__file__).resolve().parent.parent / "core", "core")
     for name, value in sorted((env_kwargs or {}).items()):
         if isinstance(value, (str, os.PathLike)) and os.path.isfile(value):
-            digest.update(f"kwarg:{name}\0".encode())
-            _hash_file(digest, Path(value))
+            hash_tree(digest, Path(value), f"kwarg:{name}")
     return digest.hexdigest()[:16]
 
 
@@ -613,6 +572,26 @@ def _error_text(exc: BaseException) -> str:
     return truncate_middle(f"{type(exc).__name__}: {message}{at}", 2000)
 
 
+def _drift_since(records: Any, locks: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """What moved since the results already in OUT were recorded, for this command's envs and agent.
+
+    One line per env: a changed env gives new episode keys, so its episodes run again, and this says why.
+    """
+    from agentrl.bench.lock import lock_drift
+
+    lines = []
+    for env_id, lock in locks.items():
+        drift: dict[str, None] = {}
+        for record in records:
+            old = record.get("lock")
+            if record.get("env_id") != env_id or not isinstance(old, Mapping) or old.get("agent") != lock["agent"]:
+                continue
+            drift.update(dict.fromkeys(lock_drift(old, lock)))
+        if drift:
+            lines.append(f"since earlier results of this agent on {env_id} were recorded: {'; '.join(drift)}")
+    return lines
+
+
 class _Runner:
     def __init__(self, config: BenchConfig) -> None:
         self.config = config
@@ -620,6 +599,9 @@ class _Runner:
         self.agent_config = config.agent.config()
         self.env_kwargs = json.loads(_canonical(dict(config.env_kwargs)))
         self.fingerprints = {env_id: env_fingerprint(env_id, self.env_kwargs) for env_id in config.env_ids}
+        from agentrl.bench.lock import env_lock
+
+        self.locks = {env_id: env_lock(env_id, self.env_kwargs, self.agent_config) for env_id in config.env_ids}
         self.store = ResultStore(self.out / RESULTS_FILE)
         self.builder: Any = None
         self.errors = 0
@@ -797,6 +779,7 @@ class _Runner:
             "env_id": spec.env_id,
             "env_version": env_version(spec.env_id),
             "env_fingerprint": self.fingerprints[spec.env_id],
+            "lock": self.locks[spec.env_id],
             "env_kwargs": self.env_kwargs,
             "agent": self.agent_config,
             "seed": spec.seed,
@@ -954,12 +937,15 @@ def run_bench(config: BenchConfig, log: Callable[[str], None] | None = None) -> 
         kept = sum(1 for spec in plan if error_class(loaded.records.get(spec.key) or {}) == AGENT
                    and not config.retry_errors)
         total, done = len(plan), len(plan) - len(pending)
+        for line in _drift_since(loaded.records.values(), runner.locks):
+            say(line)
         _write_json_atomically(out / "run.json", {
             "command": list(config.command) if config.command is not None else None,
             "env_ids": list(config.env_ids),
             "skipped_env_ids": sorted(skipped_ids),
             "env_kwargs": runner.env_kwargs,
             "env_fingerprints": runner.fingerprints,
+            "locks": runner.locks,
             "agent": runner.agent_config,
             "episodes": config.episodes,
             "seeds": list(config.seeds),

@@ -71,8 +71,26 @@ def add_parser(commands: Any) -> None:
         "--compare",
         nargs=2,
         metavar=("RUN_A", "RUN_B"),
-        help="compare two output directories (or results files) instead of running",
+        help="compare two output directories (or results files) instead of running: paired tests where both "
+        "played the same tasks (bootstrap over tasks for reward, McNemar for success), else independent intervals",
     )
+    bench.add_argument("--allow-drift", action="store_true",
+                       help="with --compare: compare runs whose env locks differ (the env's code, data, judge or "
+                       "library versions moved); the drift is listed under the table")
+    bench.add_argument(
+        "--regrade",
+        metavar="RUN",
+        help="instead of running: score every episode of RUN again on the env as it is now (its recorded actions "
+        "replayed from the same task) and list each episode whose verdict flips, and why; writes RUN/regrade.json",
+    )
+    bench.add_argument(
+        "--plan",
+        metavar="PILOT_RUN",
+        help="instead of running: from a pilot run with repeats (--k 3), how many tasks a paired comparison needs at "
+        "1, 3 and 5 attempts per task to detect --difference in success rate (alpha 0.05, power 0.8)",
+    )
+    bench.add_argument("--difference", type=float, default=0.1,
+                       help="for --plan: the change in success rate to detect (default 0.1, ten points)")
     bench.set_defaults(run=run)
 
 
@@ -81,8 +99,22 @@ def run(args: argparse.Namespace) -> int:
     from agentrl.bench.compare import compare_runs, format_comparison
 
     try:
+        if args.regrade:
+            from agentrl.bench.regrade import REGRADE_FILE, format_regrade, regrade_run
+
+            result = regrade_run(args.regrade)
+            print(format_regrade(result))
+            print(f"every episode: {args.regrade.rstrip('/')}/{REGRADE_FILE}")
+            return 0
+        if args.plan:
+            from agentrl.bench.noise import format_plan
+            from agentrl.bench.results import load_run
+            from agentrl.bench.stats import summarize
+
+            print(format_plan(summarize(list(load_run(args.plan))), args.difference))
+            return 0
         if args.compare:
-            result = compare_runs(*args.compare)
+            result = compare_runs(*args.compare, allow_drift=args.allow_drift)
             for problem in result.problems:
                 print(f"warning: {problem}", file=sys.stderr)
             print(format_comparison(result))
@@ -150,7 +182,13 @@ def _run_bench(args: argparse.Namespace) -> int:
     # and the report line below says how many rows the whole directory holds.
     this_run = summarize(outcome.planned)
     if this_run:
+        from agentrl.bench.noise import format_noise, measure_noise
+
         print(format_summary(this_run))
+        for group in this_run:  # with repeats (--k, --seeds): how much of that table is noise
+            noise = measure_noise(group.records)
+            if noise.tasks or noise.runs > 1:
+                print(format_noise(group.group_id, noise))
         print()
     if outcome.sweeps:
         from agentrl.bench.stats import agent_label

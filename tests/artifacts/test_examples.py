@@ -58,11 +58,16 @@ def _missing(requires: list[str]) -> list[str]:
     return missing
 
 
-def _params() -> list:
+def _params(runs: bool = False) -> list:
+    """One param per example; for the runs, an example that starts Ray joins the ``ray`` group (tests/tiers.py):
+    one Ray per machine, or a second ``ray.init`` joins the first (the verl example took 161 s beside a Ray test,
+    73 s alone)."""
     params = []
     for path in EXAMPLES:
-        _, _, slow = _module_constants(path)
+        _, requires, slow = _module_constants(path)
         marks = [pytest.mark.slow] if slow else []
+        if runs and "ray" in requires:
+            marks.append(pytest.mark.xdist_group("ray"))
         params.append(pytest.param(path, marks=marks, id=path.stem))
     return params
 
@@ -83,7 +88,7 @@ def test_example_is_documented(path: Path) -> None:
 
 
 @pytest.mark.timeout(TIMEOUT_S + 60)
-@pytest.mark.parametrize("path", _params())
+@pytest.mark.parametrize("path", _params(runs=True))
 def test_example_runs_quick(path: Path) -> None:
     """``python examples/NAME.py --quick`` exits 0 within the time limit (skipped when a dependency is missing)."""
     _, requires, _ = _module_constants(path)

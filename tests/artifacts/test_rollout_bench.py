@@ -31,8 +31,10 @@ def test_benchmark_measures_async_ahead_of_lockstep(tmp_path: Path) -> None:
         sweep_trajectories=4,
         repeats=1,
         max_new_tokens=4,
+        # env latencies far apart, so the stragglers lockstep waits for outweigh the model's compute even on a
+        # loaded machine (with 0.15 s at most, async measured 0.98x lockstep once beside three busy workers)
         min_latency_s=0.01,
-        max_latency_s=0.15,
+        max_latency_s=0.4,
         python_every=2,
         model_dir=str(tmp_path),
         log=lines.append,

@@ -229,16 +229,21 @@ def test_fingerprint_covers_code_and_dataset_files(tmp_path):
 
 
 def test_compare_two_runs(tmp_path, capsys):
-    common = ["--env", ENV, "--episodes", "4", "--env-kwarg", "max_turns=2", "--no-progress"]
+    common = ["--env", ENV, "--episodes", "6", "--env-kwarg", "max_turns=2", "--no-progress"]
     assert main(["bench", "--agent", "oracle", "--out", str(tmp_path / "a"), *common]) == 0
     assert main(["bench", "--agent", "random", "--out", str(tmp_path / "b"), *common]) == 0
+    assert main(["bench", "--agent", "random", "--seeds", "7", "--out", str(tmp_path / "c"), *common]) == 0
     capsys.readouterr()
     assert main(["bench", "--compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith(ENV))
     assert "oracle" in row and "random" in row
-    assert "-1.000 [-1.000, -1.000] *" in row  # reward B - A, both constant: exact and significant
-    assert "-100.0pp [" in row and row.rstrip().endswith("*")
+    assert "paired (6 pairs)" in row  # same seeds and episodes: the same 6 tasks
+    assert "-1.000 [-1.000, -1.000] *" in row  # reward B - A per task, constant: exact and significant
+    assert "-100.0pp [-100.0pp, -100.0pp] *" in row and "0.0312 (6:0)" in row  # McNemar: 2 / 2**6
+    assert main(["bench", "--compare", str(tmp_path / "a"), str(tmp_path / "c")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ENV))
+    assert "independent" in row and "-100.0pp [" in row  # another seed: other tasks, nothing pairs
     assert main(["bench", "--compare", str(tmp_path / "a"), str(tmp_path / "missing")]) == 2
     assert "no benchmark results" in capsys.readouterr().err
 

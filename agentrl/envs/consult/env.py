@@ -306,6 +306,54 @@ class PatientConsultEnv(AgentEnv):
             return simulator
         raise ValueError(f"simulator must be 'rule', 'llm' or a PatientSimulator, got {simulator!r}")
 
+    @classmethod
+    def lock_parts(cls, env_kwargs: Mapping[str, Any]) -> dict[str, str]:
+        """What grades and what plays the patient, for ``agentrl bench``'s env lock.
+
+        Each one's model and a hash of its prompt: a new judge model or prompt makes old and new scores incomparable.
+
+        >>> PatientConsultEnv.lock_parts({})
+        {'judge': 'rule', 'patient': 'rule'}
+        >>> parts = PatientConsultEnv.lock_parts({"grader": "llm", "judge_backend": "openai",
+        ...                                       "judge_backend_options": {"model": "qwen"}})
+        >>> parts["judge"].startswith("llm openai:qwen prompt consult-judge-v2 sha256:")
+        True
+        """
+        import hashlib
+        import inspect
+
+        def model(backend: Any, options: Any) -> str:
+            if isinstance(backend, str):
+                options = dict(options or {})
+                name = options.get("model") or options.get("model_path")
+                return f"{backend}:{name}" if name else backend
+            from agentrl.envs.consult.rubric import backend_model_name
+
+            return backend_model_name(backend) if backend is not None else "none"
+
+        def sha(*texts: str) -> str:
+            return "sha256:" + hashlib.sha256("\0".join(texts).encode()).hexdigest()[:12]
+
+        parts = {"judge": "rule", "patient": "rule"}
+        if env_kwargs.get("grader", "rule") == "llm":
+            from agentrl.envs.consult import rubric
+
+            version = str(env_kwargs.get("judge_prompt_version", JUDGE_PROMPT_VERSION))
+            prompt = sha(version, rubric._JUDGE_SYSTEM, rubric._JUDGE_DATA,
+                         inspect.getsource(rubric.judge_conversation))
+            judge = model(env_kwargs.get("judge_backend"), env_kwargs.get("judge_backend_options"))
+            parts["judge"] = f"llm {judge} prompt {version} {prompt}"
+        simulator = env_kwargs.get("simulator", "rule")
+        if simulator == "llm":
+            from agentrl.envs.consult import llm_patient
+
+            prompt = sha(llm_patient.PROMPT_VERSION, inspect.getsource(llm_patient.LLMPatient.reset))
+            patient = model(env_kwargs.get("simulator_backend"), env_kwargs.get("simulator_backend_options"))
+            parts["patient"] = f"llm {patient} prompt {llm_patient.PROMPT_VERSION} {prompt}"
+        elif not isinstance(simulator, str):
+            parts["patient"] = type(simulator).__name__
+        return parts
+
     # -- the episode -------------------------------------------------------------------------
     def _reset_record(self) -> None:
         self._asked: set[str] = set()
