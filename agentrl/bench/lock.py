@@ -33,11 +33,16 @@ import importlib.util
 import json
 import os
 import platform
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LIBRARIES", "LockDrift", "agent_lock", "entry_point_root", "env_lock", "hash_tree", "lock_drift"]
+from agentrl.core.errors import AgentRLError
+
+__all__ = [
+    "LIBRARIES", "LockDrift", "agent_lock", "entry_point_root", "env_lock", "env_version", "hash_tree", "lock_drift",
+]
 
 #: the distributions whose versions can move a score
 LIBRARIES = ("agentrl-gym", "gymnasium", "math-verify", "transformers", "torch")
@@ -50,8 +55,18 @@ _MAX_FILES = 5000
 _CORE = Path(__file__).resolve().parent.parent / "core"
 
 
-class LockDrift(ValueError):
+class LockDrift(AgentRLError, ValueError):
     """Two runs' env locks differ where their scores are compared."""
+
+
+def env_version(env_id: str) -> int | None:
+    """The ``N`` of an id ending in ``-vN``.
+
+    >>> env_version("AgentRL/TIRMath-v0"), env_version("Custom")
+    (0, None)
+    """
+    match = re.search(r"-v(\d+)$", env_id)
+    return int(match.group(1)) if match else None
 
 
 def _hash_file(digest: Any, path: Path) -> None:
@@ -153,7 +168,6 @@ def env_lock(env_id: str, env_kwargs: Mapping[str, Any] | None = None, agent_con
     import gymnasium as gym
 
     import agentrl  # noqa: F401  (registers the built-in ids)
-    from agentrl.bench.runner import env_version
 
     gym.spec(env_id)  # a clear error for an unknown id
     kwargs = dict(env_kwargs or {})

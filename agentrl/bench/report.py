@@ -32,7 +32,8 @@ from agentrl.bench.noise import measure_noise
 from agentrl.bench.results import AGENT, INFRASTRUCTURE, ErrorGroup, LineProblem, error_class, group_errors, json_safe
 from agentrl.bench.stats import GroupStats, agent_label, format_summary, summarize
 
-__all__ = ["directory_notes", "format_error_lines", "format_skip_lines", "render_report", "write_report"]
+__all__ = ["directory_notes", "format_error_lines", "format_skip_lines", "render_comparison", "render_report",
+           "write_report"]
 
 _E = html.escape
 
@@ -382,6 +383,69 @@ def _errors_section(groups: Sequence[ErrorGroup], records: Sequence[Mapping[str,
             + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
 
+def _lock_cells(lock: Mapping[str, Any]) -> list[str]:
+    data = ", ".join(f"{k.removeprefix('kwarg:')} {v}" for k, v in (lock.get("data") or {}).items()) or "-"
+    judges = ", ".join(f"{k}: {v}" for k, v in (lock.get("judges") or {}).items()) or "-"
+    libraries = ", ".join(f"{k} {v}" for k, v in (lock.get("libraries") or {}).items() if v) or "-"
+    return [str(lock.get("code") or "-"), str(lock.get("core") or "-"), str(lock.get("package_data") or "-"), data,
+            judges, str(lock.get("agent") or "-"), libraries]
+
+
+def _lock_section(groups: Sequence[GroupStats]) -> str:
+    """Each group's env lock (:mod:`agentrl.bench.lock`): what produced its scores; several when it moved."""
+    head = ("env", "agent", "episodes", "code", "core", "package data", "data files", "judges", "agent settings",
+            "libraries")
+    rows = []
+    for g in groups:
+        locks: dict[str, tuple[Mapping[str, Any], int]] = {}
+        for r in g.records:
+            lock = r.get("lock") if isinstance(r.get("lock"), Mapping) else {}
+            key = json.dumps(lock, sort_keys=True, default=str)
+            locks[key] = (lock, locks.get(key, (lock, 0))[1] + 1)
+        for lock, count in locks.values():
+            cells = [g.env, g.agent, str(count), *(_lock_cells(lock) if lock else ["(no lock recorded)"] + [""] * 6)]
+            rows.append("<tr>" + "".join(f"<td>{_E(c)}</td>" for c in cells) + "</tr>")
+    return ('<h2>Env locks</h2><p class="muted">What produced each row: hashes of the env\'s code, of agentrl/core, '
+            "of the package's data and of each data file an env kwarg names, the judges, the agent settings and the "
+            "library versions. <code>agentrl bench --compare</code> refuses runs whose env locks differ; "
+            "<code>--regrade</code> scores a run again on the env as it is now.</p>"
+            '<table class="locks"><thead><tr>' + "".join(f"<th>{_E(h)}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def render_comparison(result: Any) -> str:
+    """``agentrl bench --compare A B --html PATH``: the comparison as a self-contained page.
+
+    The printed table's rows, with the test each one used, McNemar's p and the drift compared despite.
+    """
+    from agentrl.bench.compare import _diff, format_comparison
+
+    head = ("env", "agent A", "agent B", "test", "reward A", "reward B", "reward B-A [95% CI]", "success A",
+            "success B", "success B-A [95% CI]", "McNemar p (only A : only B)")
+    rows = []
+    for p in result.pairs:
+        mcnemar = f"{p.paired.mcnemar_p:.3g} ({p.paired.a_only}:{p.paired.b_only})" if p.paired is not None else "-"
+        cells = (p.env, p.a.agent, p.b.agent, p.test, _num(p.a.reward.estimate), _num(p.b.reward.estimate),
+                 _diff(p.reward_diff, False), f"{p.a.success.estimate:.1%}", f"{p.b.success.estimate:.1%}",
+                 _diff(p.success_diff, True, p.success_significant), mcnemar)
+        rows.append("<tr>" + "".join(f"<td>{_E(c)}</td>" for c in cells) + "</tr>")
+    drift = "".join(f"<li>{_E(line)}</li>" for line in result.drift)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>AgentRL comparison</title><style>{_CSS}</style></head>
+<body><h1>{_E(result.run_b)} against {_E(result.run_a)}</h1>
+<p class="muted">* significant at 95%. Paired rows: the episodes both runs played on the same task and attempt, the
+difference per task with a bootstrap over tasks, McNemar's exact test for success; independent rows: Welch t and
+Newcombe intervals.</p>
+<table class="summary"><thead><tr>{"".join(f"<th>{_E(h)}</th>" for h in head)}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table>
+{f'<div class="warn"><b>Compared despite drift (--allow-drift):</b><ul>{drift}</ul></div>' if drift else ""}
+<details><summary class="muted">as plain text</summary><pre>{_E(format_comparison(result))}</pre></details>
+</body></html>
+"""
+
+
 def render_report(records: Sequence[Mapping[str, Any]], problems: Sequence[LineProblem] = (),
                   title: str = "AgentRL benchmark report", skipped: Sequence[Mapping[str, Any]] = ()) -> str:
     """The report page for ``records`` (episode result dicts, as in ``results.jsonl``).
@@ -414,7 +478,8 @@ def render_report(records: Sequence[Mapping[str, Any]], problems: Sequence[LineP
 <body>
 <h1>{_E(title)}</h1>
 <p class="muted">{len(records)} episode(s) in {len(groups)} group(s); generated {_E(generated)}.
-Intervals are 95%: Student t for mean reward, Wilson for success rate.</p>
+Intervals are 95%: Student t for mean reward, Wilson for success rate. With repeats (--k, --seeds) the
+summary gives each row's flip rate (tasks whose verdict differs across attempts) and run-to-run spread.</p>
 {warn}
 {_skipped_section(skipped)}
 {_errors_section(group_errors(records, max_examples=5), records)}
@@ -423,6 +488,7 @@ Intervals are 95%: Student t for mean reward, Wilson for success rate.</p>
 <details><summary class="muted">as plain text</summary><pre>{_E(format_summary(groups))}</pre></details>
 <h2>Per env</h2>
 {sections}
+{_lock_section(groups)}
 <h2>Episodes</h2>
 <p class="muted">Click a row (or focus it and press Enter) to read the trajectory turn by turn.</p>
 <input id="filter" type="search" placeholder="filter episodes (env, agent, task, error...)" aria-label="filter">

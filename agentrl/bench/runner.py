@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentrl.bench.lock import entry_point_root, env_lock, env_version, hash_tree, lock_drift
 from agentrl.bench.results import (
     AGENT,
     INFRASTRUCTURE,
@@ -284,16 +285,6 @@ def episode_key(
     return hashlib.sha256(_canonical(payload).encode()).hexdigest()[:32]
 
 
-def env_version(env_id: str) -> int | None:
-    """The ``N`` of an id ending in ``-vN``.
-
-    >>> env_version("AgentRL/TIRMath-v0"), env_version("Custom")
-    (0, None)
-    """
-    match = re.search(r"-v(\d+)$", env_id)
-    return int(match.group(1)) if match else None
-
-
 def env_fingerprint(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> str:
     """A hash of what determines an env's behaviour: its code and its data.
 
@@ -306,8 +297,6 @@ def env_fingerprint(env_id: str, env_kwargs: Mapping[str, Any] | None = None) ->
     import agentrl  # noqa: F401  (registers the built-in ids)
 
     gym.spec(env_id)  # raises a clear error for an unknown id
-    from agentrl.bench.lock import entry_point_root, hash_tree
-
     digest = hashlib.sha256()
     root = entry_point_root(env_id)
     if root is not None:
@@ -577,8 +566,6 @@ def _drift_since(records: Any, locks: Mapping[str, Mapping[str, Any]]) -> list[s
 
     One line per env: a changed env gives new episode keys, so its episodes run again, and this says why.
     """
-    from agentrl.bench.lock import lock_drift
-
     lines = []
     for env_id, lock in locks.items():
         drift: dict[str, None] = {}
@@ -599,8 +586,6 @@ class _Runner:
         self.agent_config = config.agent.config()
         self.env_kwargs = json.loads(_canonical(dict(config.env_kwargs)))
         self.fingerprints = {env_id: env_fingerprint(env_id, self.env_kwargs) for env_id in config.env_ids}
-        from agentrl.bench.lock import env_lock
-
         self.locks = {env_id: env_lock(env_id, self.env_kwargs, self.agent_config) for env_id in config.env_ids}
         self.store = ResultStore(self.out / RESULTS_FILE)
         self.builder: Any = None

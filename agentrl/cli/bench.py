@@ -74,6 +74,7 @@ def add_parser(commands: Any) -> None:
         help="compare two output directories (or results files) instead of running: paired tests where both "
         "played the same tasks (bootstrap over tasks for reward, McNemar for success), else independent intervals",
     )
+    bench.add_argument("--html", metavar="PATH", help="with --compare: also write the comparison as a page")
     bench.add_argument("--allow-drift", action="store_true",
                        help="with --compare: compare runs whose env locks differ (the env's code, data, judge or "
                        "library versions moved); the drift is listed under the table")
@@ -102,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
         if args.regrade:
             from agentrl.bench.regrade import REGRADE_FILE, format_regrade, regrade_run
 
-            result = regrade_run(args.regrade)
-            print(format_regrade(result))
+            regraded = regrade_run(args.regrade)
+            print(format_regrade(regraded))
             print(f"every episode: {args.regrade.rstrip('/')}/{REGRADE_FILE}")
             return 0
         if args.plan:
@@ -118,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
             for problem in result.problems:
                 print(f"warning: {problem}", file=sys.stderr)
             print(format_comparison(result))
+            if args.html:
+                from pathlib import Path
+
+                from agentrl.bench.report import render_comparison
+
+                Path(args.html).write_text(render_comparison(result), encoding="utf-8")
+                print(f"page: {Path(args.html).resolve()}")
             return 0
         return _run_bench(args)
     except (ValueError, RuntimeError, FileNotFoundError) as exc:

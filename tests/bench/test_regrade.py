@@ -85,8 +85,14 @@ def test_compare_refuses_runs_whose_locks_differ(tmp_path, capsys):
     assert main(["bench", "--compare", str(first), str(second)]) == 2
     error = capsys.readouterr().err
     assert "not comparable" in error and "data kwarg:dataset" in error and "--allow-drift" in error
-    assert main(["bench", "--compare", str(first), str(second), "--allow-drift"]) == 0
+    page = tmp_path / "compare.html"
+    assert main(["bench", "--compare", str(first), str(second), "--allow-drift", "--html", str(page)]) == 0
     assert "drift (--allow-drift): " in capsys.readouterr().out
+    html = page.read_text()
+    assert "paired (5 pairs)" in html and "Compared despite drift" in html and "kwarg:dataset" in html
+    report = (second / "report.html").read_text()
+    lock = json.loads((second / "results.jsonl").read_text().splitlines()[0])["lock"]
+    assert "Env locks" in report and lock["data"]["kwarg:dataset"] in report and lock["code"] in report
 
 
 def test_a_resumed_run_says_what_moved(tmp_path, capsys):

@@ -58,7 +58,13 @@ def box(client, image):
 
 
 def ours(client) -> list:
-    return client.containers.list(all=True, filters=LABEL)
+    """Our containers, from the list call alone (``sparse``): inspecting each one after listing races the pool,
+    which removes a used container as it replaces it (a 404 on one that was just removed failed a run once)."""
+    return client.containers.list(all=True, filters=LABEL, sparse=True)
+
+
+def owned_by(client, sandbox) -> list:
+    return [c for c in ours(client) if (c.attrs.get("Labels") or {}).get("agentrl.sandbox.owner") == sandbox._owner]
 
 
 # -- semantics ---------------------------------------------------------------------------------
@@ -120,11 +126,11 @@ def test_close_removes_every_container(client, image):
     assert sandbox.execute(ExecutionRequest("print(1)")).ok
     sandbox.reset()
     assert sandbox.execute(ExecutionRequest("print(2)")).ok
-    mine = [c for c in ours(client) if c.labels.get("agentrl.sandbox.owner") == sandbox._owner]
+    mine = owned_by(client, sandbox)
     assert mine
     sandbox.close()
     sandbox.close()
-    assert [c for c in ours(client) if c.labels.get("agentrl.sandbox.owner") == sandbox._owner] == []
+    assert owned_by(client, sandbox) == []
     with pytest.raises(RuntimeError):
         sandbox.execute(ExecutionRequest("1"))
 
