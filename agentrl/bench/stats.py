@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ __all__ = [
     "mean_interval",
     "mean_pass_at_k",
     "pass_at_k",
+    "seat_elo",
     "summarize",
     "t_quantile",
     "wilson_interval",
@@ -398,6 +400,27 @@ def _aggregates(members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: a single-seat view of a game against a fixed opponent (reward +1 win, 0 draw, -1 loss)
+_SEAT_ID = re.compile(r"^AgentRL-MA/.+-vs-(?P<opponent>[\w.]+)-v\d+$")
+
+
+def seat_elo(group: GroupStats, resamples: int = 1000) -> tuple[str, Interval] | None:
+    """The agent's Elo on a row of ``AgentRL-MA/<game>-vs-<opponent>-vN``, the fixed opponent held at 1000.
+
+    Fitted to the row's games (:mod:`agentrl.league.fitted_elo`), with a bootstrap interval over them; returns the
+    opponent's name and the interval, or None for any other env.
+    """
+    match = _SEAT_ID.match(group.env_id)
+    if match is None or not group.rewards:
+        return None
+    from agentrl.league.fitted_elo import elo_intervals
+
+    opponent = match["opponent"]
+    games = [("agent", opponent, min(1.0, max(0.0, (reward + 1.0) / 2.0))) for reward in group.rewards]
+    rating, low, high = elo_intervals(games, opponent, 1000.0, resamples=resamples)["agent"]
+    return opponent, Interval(rating, low, high)
+
+
 def _fmt(value: float, digits: int = 3) -> str:
     return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
@@ -427,6 +450,11 @@ def format_summary(groups: Sequence[GroupStats]) -> str:
 
     lines = [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
     for g in groups:
+        elo = seat_elo(g)
+        if elo is not None:
+            opponent, iv = elo
+            lines.append(f"elo against the {opponent} player (held at 1000), {g.env} | {g.agent}: {iv.estimate:.0f} "
+                         f"[{iv.low:.0f}, {iv.high:.0f}] (Bradley-Terry, bootstrap over {g.episodes} games)")
         for component, result in g.aggregates.items():
             registered = aggregate_for(component)
             label = registered.label if registered is not None else component

@@ -78,3 +78,19 @@ def test_the_league_table_carries_the_fitted_elo() -> None:
     assert rows["random"]["elo_reference"] and not rows["minimax"]["elo_reference"]
     assert rows["minimax"]["elo_fit"].estimate == pytest.approx(fit_elo(GAMES, "random")["minimax"], abs=1e-6)
     assert rows["minimax"]["elo_fit"].low < rows["minimax"]["elo_fit"].estimate < rows["minimax"]["elo_fit"].high
+
+
+def test_bench_rows_against_a_fixed_opponent_get_an_elo() -> None:
+    from agentrl.bench.stats import format_summary, seat_elo, summarize
+
+    rewards = [1.0] * 6 + [0.0] * 2 + [-1.0] * 2  # 6 wins, 2 draws, 2 losses against the random player
+    records = [{"env_id": "AgentRL-MA/tictactoe-vs-random-v1", "seed": 0, "episode": i, "reward": r,
+                "success": r > 0, "agent": {"name": "react"}, "env_kwargs": {}} for i, r in enumerate(rewards)]
+    group = summarize(records)[0]
+    opponent, elo = seat_elo(group)
+    assert opponent == "random"
+    games = [("agent", "random", (r + 1) / 2) for r in rewards]
+    assert elo.estimate == pytest.approx(fit_elo(games, "random")["agent"])
+    assert elo.low < elo.estimate < elo.high
+    assert "elo against the random player (held at 1000)" in format_summary([group])
+    assert seat_elo(summarize([{**records[0], "env_id": "AgentRL/Letter-v0"}])[0]) is None
