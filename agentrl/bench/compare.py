@@ -141,7 +141,7 @@ def format_comparison(result: CompareResult) -> str:
               "reward B-A [95% CI]", "success A", "success B", "success B-A [95% CI]", "McNemar p"]
     rows = []
     for p in result.pairs:
-        mcnemar = f"{p.paired.mcnemar_p:.3g} ({p.paired.a_only}:{p.paired.b_only})" if p.paired is not None else "-"
+        mcnemar = p.paired.mcnemar_text if p.paired is not None else "-"
         rows.append([p.env, p.a.agent, p.b.agent, str(p.a.episodes), str(p.b.episodes), p.test,
                      f"{p.a.reward.estimate:.3f}", f"{p.b.reward.estimate:.3f}", _diff(p.reward_diff, False),
                      f"{p.a.success.estimate:.1%}", f"{p.b.success.estimate:.1%}",

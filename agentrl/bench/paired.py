@@ -118,6 +118,11 @@ class PairedComparison:
         return self.mcnemar_p < 0.05
 
     @property
+    def mcnemar_text(self) -> str:
+        """McNemar's p with the discordant pairs, as the comparison's table and page show it: ``0.0312 (6:0)``."""
+        return f"{self.mcnemar_p:.3g} ({self.a_only}:{self.b_only})"
+
+    @property
     def test(self) -> str:
         """Which tests decided, in words, for the printed table."""
         success = "McNemar exact" if self.attempts <= 1 else "paired bootstrap over tasks (McNemar shown)"

@@ -89,7 +89,9 @@ class RegradeResult:
 
 def _replay(env: Any, record: Mapping[str, Any], threshold: float) -> tuple[float, bool, list[str]]:
     """Play the record's actions on ``env`` from its task; the return, the verdict and what differed."""
-    from agentrl.bench.runner import _text, episode_success
+    from agentrl.bench.runner import BenchConfig, _text, episode_success
+
+    limit = BenchConfig.max_text_chars  # the cap the run stored its texts with (its default)
 
     trajectory = [t for t in record.get("trajectory") or [] if isinstance(t, Mapping)]
     actions = [str(t.get("text", "")) for t in trajectory if t.get("role") == "agent"]
@@ -99,12 +101,12 @@ def _replay(env: Any, record: Mapping[str, Any], threshold: float) -> tuple[floa
         options = None  # a generator's task id is a label: the reset seed alone picks the task
     observation, info = env.reset(seed=record.get("reset_seed"), options=options)
     notes: list[str] = []
-    seen = [_text(observation, 20_000)]
+    seen = [_text(observation, limit)]
     total, ended = 0.0, False
     for turn, action in enumerate(actions, 1):
         observation, reward, terminated, truncated, info = env.step(action)
         total += float(reward)
-        seen.append(_text(observation, 20_000))
+        seen.append(_text(observation, limit))
         if terminated or truncated:
             ended = True
             if turn < len(actions):

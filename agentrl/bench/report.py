@@ -424,7 +424,7 @@ def render_comparison(result: Any) -> str:
             "success B", "success B-A [95% CI]", "McNemar p (only A : only B)")
     rows = []
     for p in result.pairs:
-        mcnemar = f"{p.paired.mcnemar_p:.3g} ({p.paired.a_only}:{p.paired.b_only})" if p.paired is not None else "-"
+        mcnemar = p.paired.mcnemar_text if p.paired is not None else "-"
         cells = (p.env, p.a.agent, p.b.agent, p.test, _num(p.a.reward.estimate), _num(p.b.reward.estimate),
                  _diff(p.reward_diff, False), f"{p.a.success.estimate:.1%}", f"{p.b.success.estimate:.1%}",
                  _diff(p.success_diff, True, p.success_significant), mcnemar)
