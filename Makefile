@@ -70,20 +70,29 @@ AGENTRL_REQUIRE_SYSTEM ?= 1
 # every Docker test and every Ray test (tests/tiers.py). PYTEST_WORKERS=0 / TEST_WORKERS=0: serial.
 # The browser tests (Chromium, Ruffle's Flash frames) run after, on 2 workers of their own: the games step on a virtual
 # clock and a SWF counts as ready only after two matching frames, so a busy core no longer makes a frame miss its move
-# (run serially they took 320-350 s; on 2 workers 213 s, the Chromiums mostly waiting). BROWSER_WORKERS=0: serial.
+# (run serially they took 320-350 s; on 2 workers 213 s, the Chromiums mostly waiting: 325 CPU seconds in 347 s, so
+# a third worker). BROWSER_WORKERS=0: serial.
 # --durations: each run prints its slowest tests, to see where the suite's time goes.
 PYTEST_WORKERS ?= 2
 TEST_WORKERS ?= 3
-BROWSER_WORKERS ?= 2
+BROWSER_WORKERS ?= 3
+# The suite starts hundreds of interpreters (xdist workers, CLI runs, env and sandbox workers): each compiles the
+# package and the test modules again, and pytest rewrites the asserts of ~490 modules at every collection, unless
+# bytecode is cached. A PYTHONDONTWRITEBYTECODE=1 in the caller's environment (some CI images set it) would forbid
+# that: collection took 43 s a worker with it and 26 s without.
+unexport PYTHONDONTWRITEBYTECODE
 # Each phase's seconds go to runs/test-times/<run>.json (scripts/timed.py) and every test's to
 # runs/test-times/<run>-pytest-<phase>.json; the last lines print the phases and the total.
 STAMP_NOW := $(shell date +%Y%m%dT%H%M%S)
 TIMED = $(PYTHON) scripts/timed.py
 LINT_PATHS := agentrl agentrl_verifiers tests examples benchmarks docs scripts
+# mypy (one core, cold in a fresh clone) and the docs build (mostly waiting on Chromium and Xvfb) run side by side;
+# the run's total counts them once (scripts/timed.py).
 test: setup
 	@$(TIMED) test-$(STAMP_NOW) ruff -- $(VENV)/bin/ruff check $(LINT_PATHS)
-	@$(TIMED) test-$(STAMP_NOW) mypy -- $(VENV)/bin/mypy
-	@$(TIMED) test-$(STAMP_NOW) docs -- env HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+	@$(TIMED) test-$(STAMP_NOW) mypy -- $(VENV)/bin/mypy & mypy=$$!; \
+	  $(TIMED) test-$(STAMP_NOW) docs -- env HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict; \
+	  docs=$$?; wait $$mypy && test $$docs -eq 0
 	@$(TIMED) test-$(STAMP_NOW) pytest-main -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
 	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-main.json \
 	  $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not browser" --durations=25

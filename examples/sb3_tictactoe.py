@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     steps = args.steps or (256 if args.quick else 6144)
+    # PPO collects n_steps per env before its first update: 32 x 8 envs is the whole --quick budget, one rollout
     episodes = args.episodes or (20 if args.quick else 200)
 
     embedder = TextEmbedder()  # one MiniLM cache shared by the training and evaluation envs
@@ -48,7 +49,7 @@ def main() -> None:
     model = PPO(
         "MlpPolicy",
         train_env,
-        n_steps=128,
+        n_steps=32 if args.quick else 128,
         batch_size=64,
         learning_rate=1e-3,
         ent_coef=0.01,

@@ -13,7 +13,9 @@ Stdlib only: it runs before and beside the venv's tools.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -35,24 +37,68 @@ def _save(run: str, data: dict[str, object]) -> None:
     (FOLDER / f"{run}.json").write_text(json.dumps(data, indent=1) + "\n")
 
 
+def busy_core_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (``/proc/stat``: all but idle and iowait), or None.
+
+    Containers, the Docker engine and a desktop's X server count here, while ``RUSAGE_CHILDREN`` misses whatever
+    the command did not wait for itself.
+    """
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except (OSError, IndexError):
+        return None
+    ticks = [int(value) for value in fields[:8]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def time_phase(run: str, phase: str, command: list[str]) -> int:
     """Run ``command``, record its wall time as ``phase`` of ``run``; its exit status.
 
-    ``cpu_seconds`` is the CPU time (user and system) of the command and every process it waited for: divided by
-    the wall time and the cores, it says how busy the phase kept the machine.
+    ``cpu_seconds`` is the CPU time (user and system) of the command and every process it waited for;
+    ``busy_core_seconds`` is what the whole machine was busy meanwhile (anything else running included). Divided by
+    the wall time and the cores, they say how busy the phase kept the machine, and so how much a shorter wall time
+    must come from less work rather than more workers.
     """
-    start = time.monotonic()
+    start, started = time.monotonic(), time.time()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy_before = busy_core_seconds()
     status = subprocess.call(command)
+    busy_after = busy_core_seconds()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    data = _load(run)
-    phases = data["phases"]
-    assert isinstance(phases, list)
     seconds = round(time.monotonic() - start, 1)
-    phases.append({"phase": phase, "seconds": seconds, "cpu_seconds": round(cpu, 1), "exit": status})
-    _save(run, data)
+    entry: dict[str, object] = {"phase": phase, "seconds": seconds, "cpu_seconds": round(cpu, 1), "exit": status}
+    entry.update(started=round(started, 1), ended=round(started + seconds, 1))
+    if busy_before is not None and busy_after is not None:
+        entry["busy_core_seconds"] = round(busy_after - busy_before, 1)
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    # Phases may run side by side (mypy beside the docs build): each adds its line under a lock on the folder.
+    with open(FOLDER / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = _load(run)
+        phases = data["phases"]
+        assert isinstance(phases, list)
+        phases.append(entry)
+        _save(run, data)
     return status
+
+
+def total_seconds(phases: list[dict[str, object]]) -> float:
+    """The run's wall time: from the first phase's start to the last one's end.
+
+    Phases that ran side by side count once; a record without start times sums its phases.
+
+    >>> total_seconds([{"seconds": 90, "started": 0, "ended": 90}, {"seconds": 60, "started": 0, "ended": 60}])
+    90.0
+    >>> total_seconds([{"seconds": 3}, {"seconds": 207}])
+    210.0
+    """
+    def number(value: object) -> float:
+        return float(value)  # type: ignore[arg-type]
+
+    if phases and all("started" in p and "ended" in p for p in phases):
+        return max(number(p["ended"]) for p in phases) - min(number(p["started"]) for p in phases)
+    return sum(number(p["seconds"]) for p in phases)
 
 
 def phases_line(data: dict[str, object]) -> str:
@@ -63,9 +109,8 @@ def phases_line(data: dict[str, object]) -> str:
     """
     phases = data["phases"]
     assert isinstance(phases, list)
-    total = sum(float(p["seconds"]) for p in phases)
     listed = ", ".join(f"{p['phase']} {float(p['seconds']) / 60:.1f} min" for p in phases)
-    return f"{listed}; {total / 60:.1f} min in all"
+    return f"{listed}; {total_seconds(phases) / 60:.1f} min in all"
 
 
 def summary(run: str, record: bool = False) -> int:
@@ -76,8 +121,8 @@ def summary(run: str, record: bool = False) -> int:
     data = _load(run)
     phases = data["phases"]
     assert isinstance(phases, list)
-    data["total_seconds"] = round(sum(float(p["seconds"]) for p in phases), 1)
-    data["cores"] = __import__("os").cpu_count()
+    data["total_seconds"] = round(total_seconds(phases), 1)
+    data["cores"] = os.cpu_count()
     target = run.split("-", 1)[0]
     _save(f"latest-{target}", data)
     print(f"make {target}: {phases_line(data)} (runs/test-times/{run}.json)")
