@@ -64,42 +64,41 @@ demo: setup
 # AGENTRL_REQUIRE_SYSTEM=1: as root with apt-get, a test that skips because a system part is missing fails
 # instead (system-deps was to install it); see tests/conftest.py. `make test AGENTRL_REQUIRE_SYSTEM=0` lets it skip.
 AGENTRL_REQUIRE_SYSTEM ?= 1
-# pytest-xdist workers: the fast tier keeps 2 cores busy with 2 workers; the full suite's main phase gets 3, since
-# its desktop, Docker and server tests mostly wait, so a third worker fills that time. A fourth gained 5% on a slow
-# machine (1558 s against 1631 s) and made timed tests miss their bounds: 3 it stays. A module with a module-scoped fixture stays on one worker, and so do
-# every Docker test and every Ray test (tests/tiers.py). PYTEST_WORKERS=0 / TEST_WORKERS=0: serial.
-# The browser tests (Chromium, Ruffle's Flash frames) run after, on 2 workers of their own: the games step on a virtual
-# clock and a SWF counts as ready only after two matching frames, so a busy core no longer makes a frame miss its move
-# (run serially they took 320-350 s; on 2 workers 213 s, the Chromiums mostly waiting: 325 CPU seconds in 347 s, so
-# a third worker). BROWSER_WORKERS=0: serial.
+# pytest-xdist workers: the fast tier keeps 2 cores busy with 2 workers; the full suite gets 3, since its desktop,
+# Docker, server and browser tests mostly wait, so a third worker fills that time. A fourth gained 5% on a slow
+# machine (1558 s against 1631 s) and made timed tests miss their bounds: 3 it stays. A module with a module-scoped
+# fixture stays on one worker, and so do every Docker test and every Ray test (tests/tiers.py). The browser tests
+# (Chromium, Ruffle's Flash frames) run among the rest: the games step on a virtual clock and a SWF counts as ready
+# only after two matching frames, so a busy core no longer makes a frame miss its move. Until 2026-12-07 they ran
+# in a phase of their own after the others, which cost a second collection (~30 CPU seconds in each of 4
+# processes) and the idle tail of both phases. PYTEST_WORKERS=0 / TEST_WORKERS=0: serial.
 # --durations: each run prints its slowest tests, to see where the suite's time goes.
 PYTEST_WORKERS ?= 2
 TEST_WORKERS ?= 3
-BROWSER_WORKERS ?= 3
 # The suite starts hundreds of interpreters (xdist workers, CLI runs, env and sandbox workers): each compiles the
 # package and the test modules again, and pytest rewrites the asserts of ~490 modules at every collection, unless
 # bytecode is cached. A PYTHONDONTWRITEBYTECODE=1 in the caller's environment (some CI images set it) would forbid
 # that: collection took 43 s a worker with it and 26 s without.
 unexport PYTHONDONTWRITEBYTECODE
 # Each phase's seconds go to runs/test-times/<run>.json (scripts/timed.py) and every test's to
-# runs/test-times/<run>-pytest-<phase>.json; the last lines print the phases and the total.
+# runs/test-times/<run>-pytest.json; the last lines print the phases and the total.
 STAMP_NOW := $(shell date +%Y%m%dT%H%M%S)
 TIMED = $(PYTHON) scripts/timed.py
 LINT_PATHS := agentrl agentrl_verifiers tests examples benchmarks docs scripts
-# mypy (one core, cold in a fresh clone) and the docs build (mostly waiting on Chromium and Xvfb) run side by side;
-# the run's total counts them once (scripts/timed.py).
+# The machine is busy through the whole pytest phase, so the total falls only with less work: mypy (one core, cold
+# in a fresh clone) runs beside pytest, its output kept in runs/test-times/<run>-mypy.log and shown at the end, and
+# the strict docs build is a test (tests/artifacts/test_docs.py builds site/ once per run, under a lock, for every
+# test that reads it), so it too runs among the others instead of before them.
+RUN_LOG = runs/test-times/test-$(STAMP_NOW)
 test: setup
 	@$(TIMED) test-$(STAMP_NOW) ruff -- $(VENV)/bin/ruff check $(LINT_PATHS)
-	@$(TIMED) test-$(STAMP_NOW) mypy -- $(VENV)/bin/mypy & mypy=$$!; \
-	  $(TIMED) test-$(STAMP_NOW) docs -- env HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict; \
-	  docs=$$?; wait $$mypy && test $$docs -eq 0
-	@$(TIMED) test-$(STAMP_NOW) pytest-main -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
-	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-main.json \
-	  $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not browser" --durations=25
-	@$(TIMED) test-$(STAMP_NOW) pytest-browser -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
-	  AGENTRL_TEST_TIMES=runs/test-times/test-$(STAMP_NOW)-pytest-browser.json \
-	  $(PY) -m pytest -q -n $(BROWSER_WORKERS) --dist loadgroup -m browser --durations=15
-	@$(TIMED) test-$(STAMP_NOW) --summary
+	@mkdir -p runs/test-times; \
+	  $(TIMED) test-$(STAMP_NOW) mypy -- $(VENV)/bin/mypy > $(RUN_LOG)-mypy.log 2>&1 & mypy=$$!; \
+	  $(TIMED) test-$(STAMP_NOW) pytest -- env AGENTRL_REQUIRE_SYSTEM=$(AGENTRL_REQUIRE_SYSTEM) \
+	    AGENTRL_TEST_TIMES=$(RUN_LOG)-pytest.json $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25; \
+	  tests=$$?; wait $$mypy; typed=$$?; \
+	  echo "mypy ($(RUN_LOG)-mypy.log):"; if [ $$typed -eq 0 ]; then tail -n 1 $(RUN_LOG)-mypy.log; else cat $(RUN_LOG)-mypy.log; fi; \
+	  $(TIMED) test-$(STAMP_NOW) --summary; test $$tests -eq 0 && test $$typed -eq 0
 
 # The edit loop (under 5 minutes on 2 cores with a warm venv): ruff, mypy and the fast tier, that is every test but
 # the slow, desktop, docker and browser ones (tests/tiers.py derives the tiers from where a test lives and what it
@@ -119,7 +118,8 @@ lint: setup
 # The documentation site (mkdocs.yml, docs/) into site/, offline. docs/hooks.py generates a page per env id: it makes
 # each env, runs its snippet and renders the pixel envs' first observation and the games' and the desktop's oracle
 # (Chromium, Xvfb), so a page that cannot be made fails the build. --strict: a broken link, a missing page or a
-# docstring that does not render fails it too. `make test` runs the same build; tests/test_docs*.py check site/.
+# docstring that does not render fails it too. `make test` runs the same build as a test (tests/artifacts/test_docs.py),
+# and tests/artifacts/test_docs*.py check the site/ it built.
 MKDOCS := HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs
 docs: setup
 	$(MKDOCS) build --strict

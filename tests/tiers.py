@@ -8,8 +8,8 @@
   jail or container), or it is parametrized with the OSWorld id;
 * ``browser``: it, or a fixture it uses, drives Chromium (a game env, a game page, Playwright);
 * ``slow``: it lives in ``tests/artifacts/`` (the README, guides, examples, benchmark scripts and the docs
-  site, each run in a fresh interpreter), or it, or a fixture it uses, trains a policy or loads the real
-  SmolLM2.
+  site, each run in a fresh interpreter), or it, or a fixture it uses, trains a policy, loads the real
+  SmolLM2 or starts Ray (10-15 s a start, and every Ray test waits for the one worker that runs them).
 
 "Starts" is read from the source of the test function and of every fixture in its closure, so a fixture that
 starts a desktop marks every test that uses it, wherever the test lives. xdist groups (``--dist loadgroup``)
@@ -135,9 +135,15 @@ def tier_marks(item: pytest.Item) -> set[str]:
         in_folder = relative is not None and relative.parts[: len(folder)] == folder
         if in_folder and pattern.search(_module_source(str(path))):
             marks.add(mark)
-    if (relative is not None and relative.parts[0] == "artifacts") or SLOW.search(text):
+    if (relative is not None and relative.parts[0] == "artifacts") or SLOW.search(text) or _starts_ray(item):
         marks.add("slow")
     return marks
+
+
+def _starts_ray(item: pytest.Item) -> bool:
+    """Whether the test starts or joins Ray: by its source, or by a ``ray`` parameter in a module that starts it."""
+    ray_param = "ray" in map(str, _params(item).values())
+    return bool(RAY.search(_text(item)) or (ray_param and RAY.search(_module_source(str(item.fspath)))))
 
 
 def xdist_group(item: pytest.Item, marks: set[str] | None = None) -> str | None:
@@ -147,8 +153,7 @@ def xdist_group(item: pytest.Item, marks: set[str] | None = None) -> str | None:
     """
     if "docker" in (tier_marks(item) if marks is None else marks):  # the fixture, or a "docker" parameter
         return "docker"
-    ray_param = "ray" in map(str, _params(item).values())
-    if RAY.search(_text(item)) or (ray_param and RAY.search(_module_source(str(item.fspath)))):
+    if _starts_ray(item):
         return "ray"
     if _module_scoped(item):
         return item.nodeid.split("::")[0]

@@ -1,17 +1,19 @@
 """The documentation site: a page per registered id, pictures the envs rendered, a short README, working links.
 
-The site is ``site/`` as ``make docs`` and ``make test`` build it (``mkdocs build --strict``); where it is absent
-(a plain ``pytest``), the first test that needs it builds it. The browser check of the built site is in
-``tests/artifacts/test_docs_site.py``.
+The site is ``site/``, built by the test run itself (``mkdocs build --strict``, as ``make docs`` builds it): once per
+run, by the first test that needs it on any xdist worker, so a failing build fails the suite and no test reads the
+pages of an earlier build. The browser check of the built site is in ``tests/artifacts/test_docs_site.py``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -40,12 +42,36 @@ def build_site(out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
 
 
+#: One id per test run: xdist gives its workers the same one; a plain ``pytest`` is one process.
+RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"{os.getpid()}-{time.time_ns()}"
+BUILT_BY = SITE / ".built-by-test-run"
+
+
+def built_site() -> Path:
+    """``site/`` as this test run built it: ``mkdocs build --strict`` once, by whichever worker asks first.
+
+    The others wait on the lock, then find the run's id in the stamp. A site an earlier run or ``make docs`` left
+    is built again: the tests check the pages of the code they run with.
+    """
+    lock_path = ROOT / "runs" / "site-build.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (BUILT_BY.exists() and BUILT_BY.read_text() == RUN_ID):
+            done = build_site(SITE)
+            assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-4000:]}"
+            BUILT_BY.write_text(RUN_ID)
+    return SITE
+
+
 @pytest.fixture(scope="module")
 def site() -> Path:
-    if not (SITE / "index.html").exists():
-        done = build_site(SITE)
-        assert done.returncode == 0, done.stderr[-4000:]
-    return SITE
+    return built_site()
+
+
+def test_the_strict_build_passes(site: Path) -> None:
+    """``mkdocs build --strict``: a broken link, a missing page or a snippet that fails would have stopped it."""
+    assert (site / "index.html").is_file() and (site / "envs" / "index.html").is_file()
 
 
 def test_every_registered_id_has_a_page(site: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.artifacts.test_docs import SITE, build_site
+from tests.artifacts.test_docs import SITE, built_site
 
 CHROMIUM = "/usr/bin/chromium"
 PAGES = ["", "envs/AgentRL/FlashGame-Catch-v0/", "envs/AgentRL/OSWorld-v0/", "guides/quickstart/",
@@ -25,9 +25,7 @@ PAGES = ["", "envs/AgentRL/FlashGame-Catch-v0/", "envs/AgentRL/OSWorld-v0/", "gu
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    if not (SITE / "index.html").exists():
-        done = build_site(SITE)
-        assert done.returncode == 0, done.stderr[-4000:]
+    built_site()
     handler = functools.partial(_QuietHandler, directory=str(SITE))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)

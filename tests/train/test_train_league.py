@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace as NS
+from typing import Any
 
 import numpy as np
 import pytest
@@ -179,8 +180,16 @@ def test_cli_self_play_against_a_league_of_snapshots_records_an_elo_series(tmp_p
     assert [[row[k] for k in keys] for row in again] == [[row[k] for k in keys] for row in rows]
 
 
-def test_league_options_that_cannot_work_are_refused_with_the_fix(tmp_path: Path) -> None:
-    done = _train(tmp_path / "a", "--max-steps", "1", "--seats", "learner,snapshot", "--opponent", "league")
-    assert done.returncode != 0 and "league or by the snapshot, not both" in done.stderr
-    done = _train(tmp_path / "b", "--max-steps", "1", "--seats", "learner,league", "--league-players", "randon")
-    assert done.returncode != 0 and "unknown player 'randon'" in done.stderr
+def test_league_options_that_cannot_work_are_refused_with_the_fix(tmp_path: Path, capsys: Any) -> None:
+    from agentrl.cli import main
+
+    common = [
+        "train", "grpo", "--env", "agentrl.envs.multiagent.tiny_nim_v0", "--model", "tiny", "--max-new-tokens", "4",
+        "--group-size", "2", "--prompts-per-step", "2", "--tensorboard", "false", "--max-steps", "1",
+    ]  # fmt: skip
+    both = ["--seats", "learner,snapshot", "--opponent", "league"]
+    assert main([*common, "--output-dir", str(tmp_path / "a"), *both]) == 2
+    assert "league or by the snapshot, not both" in capsys.readouterr().err
+    typo = ["--seats", "learner,league", "--league-players", "randon"]
+    assert main([*common, "--output-dir", str(tmp_path / "b"), *typo]) == 2
+    assert "unknown player 'randon'" in capsys.readouterr().err

@@ -262,7 +262,11 @@ def test_rgb_array_render_and_record_video(tmp_path) -> None:
 
 
 def test_stable_baselines3_ppo_beats_random_on_catch() -> None:
-    """SB3's PPO trains on FlashGame-Catch-v0 (Discrete(3), pixels) for 8192 steps and beats the random agent."""
+    """SB3's PPO trains on FlashGame-Catch-v0 (Discrete(3), pixels) for 4096 steps and beats the random agent.
+
+    4096 steps (16 updates of 256) scored 2.45 against random's 0.2 over the 20 seeds, in 29 s of training; 8192
+    steps scored 6.3 in 59 s: the claim here is that it learns, and the shorter run shows it.
+    """
     pytest.importorskip("stable_baselines3", reason="needs pip install 'agentrl-gym[sb3]'")
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
@@ -286,8 +290,8 @@ def test_stable_baselines3_ppo_beats_random_on_catch() -> None:
     seeds = range(100, 120)
     random_score = mean_score(lambda observation: int(rng.integers(3)), seeds)
     envs = make_vec_env(make, n_envs=2, seed=0)
-    model = PPO("MlpPolicy", envs, n_steps=256, batch_size=128, learning_rate=1e-3, ent_coef=0.01, seed=0, verbose=0)
-    model.learn(8192)
+    model = PPO("MlpPolicy", envs, n_steps=128, batch_size=128, learning_rate=1e-3, ent_coef=0.01, seed=0, verbose=0)
+    model.learn(4096)
     envs.close()
     trained_score = mean_score(lambda observation: int(model.predict(observation, deterministic=True)[0]), seeds)
     assert trained_score > max(2 * random_score, random_score + 1.0), (trained_score, random_score)
