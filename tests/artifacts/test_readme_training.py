@@ -79,6 +79,39 @@ RESUMED = [before for _, before in COMMANDS if before is not None]
 RUN_ALONE = [(words, before) for words, before in COMMANDS if words not in RESUMED]
 
 
+def check_multiagent_rows(words: list[str], rows: list[dict]) -> None:
+    """What every multi-agent line must log, checked here on the guide's own lines (once, not on copies of them):
+    every rollout collected (a trajectory per learner seat per game), each seat's metrics, the learner's Elo
+    against the other players (none when every seat learns), a fixed random player anchored at 1000, and a
+    snapshot opponent refreshed at each step when the line asks for it."""
+    from agentrl.cli import build_parser
+
+    args = build_parser().parse_args([w for w in words if not is_assignment(w)][1:])
+    seats = args.seats.split(",") if args.seats else ["learner", args.opponent]
+    learners, games = seats.count("learner"), args.group_size * args.prompts_per_step
+    for row in rows:
+        assert row["rollout/failed"] == 0 and row["rollout/trajectories"] == games * learners, row
+        assert any(key.startswith("seat/") for key in row), sorted(row)
+        if learners == len(seats):  # learner against learner: nobody to rate against
+            assert "elo/learner" not in row, row
+            continue
+        assert isinstance(row["elo/learner"], float) and row["league/games"] == games, row
+        if "random" in seats:
+            assert row["elo/random"] == 1000.0, row
+    if "snapshot" in seats and args.snapshot_every == 1:
+        assert [row["multiagent/snapshot_step"] for row in rows] == [float(row["step"]) for row in rows]
+
+
+def test_the_multiagent_check_catches_a_lost_rollout_and_a_drifting_anchor() -> None:
+    words = ["agentrl", "train", "grpo", "--env", "agentrl.envs.multiagent.tictactoe_v0", "--seats", "learner,random"]
+    row = {"step": 1, "rollout/failed": 0, "rollout/trajectories": 16, "seat/player_0/return": 0.0,
+           "elo/learner": 900.0, "league/games": 16, "elo/random": 1000.0}  # fmt: skip
+    check_multiagent_rows(words, [row])  # 4 prompts x 4 rollouts (the defaults) x 1 learner seat
+    for key, wrong in (("rollout/trajectories", 8), ("elo/random", 990.0), ("league/games", 4), ("rollout/failed", 1)):
+        with pytest.raises(AssertionError):
+            check_multiagent_rows(words, [{**row, key: wrong}])
+
+
 def marks_for(words: list[str]) -> list[pytest.MarkDecorator]:
     command = shlex.join(words)
     marks = [pytest.mark.slow]
@@ -145,6 +178,8 @@ def test_readme_training_command_runs_as_written(words: list[str], before: list[
     if before is not None:  # --resume true continued the run before it: one line per step, none twice
         steps = [row["step"] for row in rows]
         assert steps == list(range(1, len(steps) + 1)) and len(steps) >= 2, steps
+    if "agentrl.envs.multiagent." in command:
+        check_multiagent_rows(words, rows)
     # the trainer's logprobs (pixels in, for a VLM) equal the sampler's on every trained token
     assert all(row["update/logprob_mismatch"] < 1e-4 for row in rows if "update/logprob_mismatch" in row), rows
     for fragment in LEARNING_RUNS:
