@@ -178,6 +178,8 @@ def test_readme_training_command_runs_as_written(words: list[str], before: list[
     if before is not None:  # --resume true continued the run before it: one line per step, none twice
         steps = [row["step"] for row in rows]
         assert steps == list(range(1, len(steps) + 1)) and len(steps) >= 2, steps
+        if "--tensorboard" not in words:  # on by default: both runs wrote event files beside the metrics
+            assert list((metrics[-1].parent / "tensorboard").iterdir()), metrics[-1].parent
     if "agentrl.envs.multiagent." in command:
         check_multiagent_rows(words, rows)
     # the trainer's logprobs (pixels in, for a VLM) equal the sampler's on every trained token

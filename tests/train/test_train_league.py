@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace as NS
-from typing import Any
 
 import numpy as np
 import pytest
@@ -134,12 +133,16 @@ def test_game_results_name_the_opponent_and_skip_learner_against_learner() -> No
 # ---------------------------------------------------------------------- a CLI run
 
 
-def _train(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        sys.executable, "-m", "agentrl.cli", "train", "grpo", "--env", "agentrl.envs.multiagent.tiny_nim_v0",
-        "--model", "tiny", "--output-dir", str(out), "--max-new-tokens", "4", "--group-size", "2",
-        "--prompts-per-step", "2", "--tensorboard", "false", *extra,
+def _train_argv(out: Path, *extra: str) -> list[str]:
+    """The ``agentrl`` arguments of a short GRPO run on Tiny Nim into ``out``."""
+    return [
+        "train", "grpo", "--env", "agentrl.envs.multiagent.tiny_nim_v0", "--model", "tiny", "--output-dir", str(out),
+        "--max-new-tokens", "4", "--group-size", "2", "--prompts-per-step", "2", "--tensorboard", "false", *extra,
     ]  # fmt: skip
+
+
+def _train(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "agentrl.cli", *_train_argv(out, *extra)]
     return subprocess.run(
         command, capture_output=True, text=True, timeout=240, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"}
     )
@@ -180,16 +183,14 @@ def test_cli_self_play_against_a_league_of_snapshots_records_an_elo_series(tmp_p
     assert [[row[k] for k in keys] for row in again] == [[row[k] for k in keys] for row in rows]
 
 
-def test_league_options_that_cannot_work_are_refused_with_the_fix(tmp_path: Path, capsys: Any) -> None:
+def test_league_options_that_cannot_work_are_refused_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from agentrl.cli import main
 
-    common = [
-        "train", "grpo", "--env", "agentrl.envs.multiagent.tiny_nim_v0", "--model", "tiny", "--max-new-tokens", "4",
-        "--group-size", "2", "--prompts-per-step", "2", "--tensorboard", "false", "--max-steps", "1",
-    ]  # fmt: skip
-    both = ["--seats", "learner,snapshot", "--opponent", "league"]
-    assert main([*common, "--output-dir", str(tmp_path / "a"), *both]) == 2
+    both = ("--max-steps", "1", "--seats", "learner,snapshot", "--opponent", "league")
+    assert main(_train_argv(tmp_path / "a", *both)) == 2
     assert "league or by the snapshot, not both" in capsys.readouterr().err
-    typo = ["--seats", "learner,league", "--league-players", "randon"]
-    assert main([*common, "--output-dir", str(tmp_path / "b"), *typo]) == 2
+    typo = ("--max-steps", "1", "--seats", "learner,league", "--league-players", "randon")
+    assert main(_train_argv(tmp_path / "b", *typo)) == 2
     assert "unknown player 'randon'" in capsys.readouterr().err

@@ -7,7 +7,8 @@ the last. :func:`settle` polls two cheap signals until both have been quiet for 
 * the screen: the raw frame compared with the previous one (an X ``GetImage``, no encoding);
 * the desktop's processes: the time each of their threads spent on a CPU or waiting for one
   (``/proc/<pid>/task/<tid>/schedstat``), so an app that is still working (or is runnable but was
-  preempted by a busy machine) keeps the wait going even while the screen has not changed yet.
+  preempted by a busy machine, or is blocked on the disk) keeps the wait going even while the screen
+  has not changed yet.
 
 An app may also answer late with its CPU idle meanwhile: LibreOffice Calc paints a key's effect about
 0.1 s after the key, from a timer. So while the screen still equals the one from before the action
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["ANSWER_S", "ProcessActivity", "SettleResult", "settle"]
+__all__ = ["ANSWER_S", "ProcessActivity", "SettleResult", "settle", "thread_state"]
 
 Frame = TypeVar("Frame")
 
@@ -94,17 +95,40 @@ class ProcessActivity:
         return [pid for pid, _ in self._walk()]
 
     def __call__(self) -> int:
-        """The nanoseconds every thread of the tree has spent on a CPU or runnable and waiting for one."""
+        """The nanoseconds every thread of the tree has spent on a CPU or runnable and waiting for one.
+
+        A thread blocked on the disk (state ``D``: a dialog listing a folder on a busy machine) spends no
+        CPU time, yet it is working: while one is, the count also grows by the wall time between calls.
+        """
         total = 0
         for pid, tids in self._walk():
             for tid in tids:
+                task = f"/proc/{pid}/task/{tid}"
                 try:
-                    with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
+                    with open(f"{task}/schedstat") as handle:
                         on_cpu, waiting, _ = handle.read().split()
                     total += int(on_cpu) + int(waiting)
+                    with open(f"{task}/stat") as handle:
+                        if thread_state(handle.read()) == "D":
+                            total += time.monotonic_ns()
                 except (OSError, ValueError):
                     continue
         return total
+
+
+def thread_state(stat: str) -> str:
+    """The state letter of a ``/proc/<pid>/task/<tid>/stat`` line (``R``, ``S``, ``D``...; ``""`` if unreadable).
+
+    The command name, in parentheses, may itself hold spaces and parentheses: the state follows the last ``)``.
+
+    >>> thread_state("4242 (Web Content (x)) D 1 4242 4242 0 -1")
+    'D'
+    >>> thread_state("garbled")
+    ''
+    """
+    _, close, rest = stat.rpartition(")")
+    fields = rest.split()
+    return fields[0] if close and fields else ""
 
 
 def settle(
