@@ -81,6 +81,23 @@ def _skip_reason(report: Any) -> str:
 
 
 _MODULES_FAILED: list[str] = []
+_CPU_MARK: list[float] = []
+
+
+def _cpu_since_last_report() -> float:
+    """CPU seconds of this process and its waited-for children since the previous report (a test's phase).
+
+    Children count once reaped: a server, a CLI run, Xvfb, a browser's driver. Docker's containers do not.
+    """
+    import resource
+
+    now = sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+    spent = now - _CPU_MARK[0] if _CPU_MARK else 0.0
+    _CPU_MARK[:] = [now]
+    return spent
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -88,6 +105,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     """Under AGENTRL_REQUIRE_SYSTEM=1, a test skipped for a missing system part is reported as failed."""
     outcome = yield
     report = outcome.get_result()
+    report.user_properties.append(("cpu_s", _cpu_since_last_report()))
     if report.skipped and not hasattr(report, "wasxfail") and require_system():
         failure = system_skip_failure(_skip_reason(report))
         if failure:
@@ -109,13 +127,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 _DURATIONS: dict[str, float] = {}
+_CPU: dict[str, float] = {}
 #: seconds each xdist worker spent in tests: the busiest one is the phase's long pole (a group it could not share)
 _WORKER_SECONDS: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Add up each test's setup, call and teardown seconds (for ``AGENTRL_TEST_TIMES``), and its worker's."""
+    """Add up each test's setup, call and teardown seconds and CPU (for ``AGENTRL_TEST_TIMES``), and its worker's."""
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + float(report.duration)
+    cpu = dict(report.user_properties).get("cpu_s", 0.0)
+    _CPU[report.nodeid] = _CPU.get(report.nodeid, 0.0) + float(cpu)  # type: ignore[arg-type]
     gateway = getattr(getattr(report, "node", None), "gateway", None)  # set on the xdist controller's copy
     worker = str(getattr(gateway, "id", "main"))
     _WORKER_SECONDS[worker] = _WORKER_SECONDS.get(worker, 0.0) + float(report.duration)
@@ -132,7 +153,10 @@ def _write_durations(session: pytest.Session) -> None:
     ranked = sorted(_DURATIONS.items(), key=lambda item: -item[1])
     data = {"tests": len(ranked), "seconds_in_tests": round(sum(_DURATIONS.values()), 1),
             "workers": {worker: round(seconds, 1) for worker, seconds in sorted(_WORKER_SECONDS.items())},
-            "durations": {nodeid: round(seconds, 3) for nodeid, seconds in ranked}}
+            "durations": {nodeid: round(seconds, 3) for nodeid, seconds in ranked},
+            # CPU seconds of the worker and the children it reaped, from each test's first report to its last
+            "cpu_seconds_in_tests": round(sum(_CPU.values()), 1),
+            "cpu": {nodeid: round(seconds, 2) for nodeid, seconds in sorted(_CPU.items(), key=lambda kv: -kv[1])}}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(data, indent=1) + "\n")
 
