@@ -7,12 +7,11 @@ import math
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("datasets")
-pytest.importorskip("trl")
+from tests.installed import skip_module_unless_installed
 
-from benchmarks import trl_compare
+skip_module_unless_installed("torch", "transformers", "datasets", "trl")
+
+from benchmarks import trl_compare  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.installed import skip_module_unless_installed
 from tests.paths import ROOT as PATHS_ROOT
 
-pytest.importorskip("torch", reason="the comparison trains a torch model")
-pytest.importorskip("transformers", reason="the comparison loads a transformers model")
-pytest.importorskip("datasets", reason="TRL's GRPOTrainer takes a datasets.Dataset")
-pytest.importorskip("trl", reason="the comparison runs TRL's GRPOTrainer")
+# torch and transformers train the model; TRL's GRPOTrainer takes a datasets.Dataset
+skip_module_unless_installed("torch", "transformers", "datasets", "trl")
 
-from benchmarks import trl_multiturn
+from benchmarks import trl_multiturn  # noqa: E402
 
 
 @pytest.fixture(scope="module")

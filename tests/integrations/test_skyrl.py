@@ -14,15 +14,20 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-skyrl_gym = pytest.importorskip("skyrl_gym", reason="skyrl-gym is missing: pip install 'agentrl-gym[skyrl]'")
-omegaconf = pytest.importorskip("omegaconf")
+import agentrl  # noqa: F401
+from tests.installed import skip_module_unless_installed
 
-import agentrl  # noqa: E402, F401
-from agentrl.integrations.skyrl import AgentRLTextEnv, play_episode, register_skyrl_envs  # noqa: E402
+# found, not imported: skyrl-gym takes a second or more to import in every test worker; the tests import it
+skip_module_unless_installed("skyrl_gym", "omegaconf", reason="skyrl-gym is missing: pip install 'agentrl-gym[skyrl]'")
 
 
 def skyrl_agent_loop(env_class: str, config: dict[str, Any], extras: dict[str, Any], policy: Any) -> dict[str, Any]:
     """SkyRL's generator: make the row's env from its config section and extras, play it, close it."""
+    import omegaconf
+    import skyrl_gym
+
+    from agentrl.integrations.skyrl import play_episode
+
     env = skyrl_gym.make(env_class, env_config=omegaconf.OmegaConf.create(config), extras=extras)
     try:
         played = play_episode(env, policy, [{"role": "system", "content": "You are a careful agent."}])
@@ -50,6 +55,8 @@ def direct_return(env_id: str, seed: int, actions: list[str]) -> float:
 
 @pytest.mark.parametrize("env_id", ["AgentRL/SQL-v0", "AgentRL/TIRMath-v0"])
 def test_skyrls_loop_plays_our_envs_with_the_same_returns(env_id: str) -> None:
+    from agentrl.integrations.skyrl import register_skyrl_envs
+
     register_skyrl_envs()
     for seed in (0, 1, 2):
         played: list[str] = []
@@ -69,6 +76,7 @@ def test_skyrls_loop_plays_our_envs_with_the_same_returns(env_id: str) -> None:
 
 def test_a_row_can_name_a_remote_env_served_by_serve_env() -> None:
     pytest.importorskip("websockets", reason="websockets is missing: pip install 'agentrl-gym[serve]'")
+    from agentrl.integrations.skyrl import register_skyrl_envs
     from agentrl.serving.env_server import serve_env
 
     register_skyrl_envs()
@@ -80,6 +88,8 @@ def test_a_row_can_name_a_remote_env_served_by_serve_env() -> None:
 
 
 def test_bad_settings_name_the_fix() -> None:
+    from agentrl.integrations.skyrl import AgentRLTextEnv
+
     with pytest.raises(ValueError, match="needs an env_id"):
         AgentRLTextEnv({}, {"seed": 0})
     with pytest.raises(ValueError, match="text in, text out"):

@@ -8,15 +8,14 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("datasets")
-pytest.importorskip("trl")
+from tests.installed import skip_module_unless_installed
 
-import torch
+skip_module_unless_installed("torch", "transformers", "datasets", "trl")
 
-from agentrl.integrations.trl import AgentRLRollout, env_reward
-from agentrl.llm.tiny import build_tiny_model
+import torch  # noqa: E402
+
+from agentrl.integrations.trl import AgentRLRollout, env_reward  # noqa: E402
+from agentrl.llm.tiny import build_tiny_model  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -8,31 +8,28 @@ records the same comparison with SmolLM2.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import pytest
 
-vf = pytest.importorskip(
-    "verifiers.v1", reason="verifiers is missing: pip install 'agentrl-gym[verifiers]' && "
-    "pip install --no-deps verifiers==0.4.0"
-)
+import agentrl  # noqa: F401
 
-import agentrl  # noqa: E402, F401
-from agentrl.bench.runner import reset_seed_for  # noqa: E402
-from agentrl.integrations.verifiers import (  # noqa: E402
-    AgentRLEnv,
-    AgentRLEnvConfig,
-    AgentRLTaskset,
-    AgentRLTasksetConfig,
-    run_vf_eval,
-)
-from agentrl.llm.server import ModelServer, load_backend, serve_model  # noqa: E402
-from benchmarks.verifiers_agreement import compare, run_bench  # noqa: E402
+if TYPE_CHECKING:
+    from agentrl.llm.server import ModelServer
+
+# find_spec, not import: verifiers takes seconds to import, and collection would pay it in every test worker.
+# The tests import what they use.
+if importlib.util.find_spec("verifiers") is None:
+    pytest.skip(
+        "verifiers is missing: pip install 'agentrl-gym[verifiers]' && pip install --no-deps verifiers==0.4.0",
+        allow_module_level=True,
+    )
 
 pytestmark = pytest.mark.skipif(
     shutil.which("uv", path=str(Path(sys.executable).parent)) is None and shutil.which("uv") is None,
@@ -43,6 +40,8 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def server() -> Iterator[ModelServer]:
     """A tiny chat model behind our OpenAI-compatible server."""
+    from agentrl.llm.server import load_backend, serve_model
+
     with load_backend("tiny") as backend, serve_model(backend) as handle:
         yield handle
 
@@ -50,11 +49,15 @@ def server() -> Iterator[ModelServer]:
 def test_verifiers_own_loader_finds_the_taskset_and_the_env() -> None:
     from verifiers.v1.utils.loaders import environment_class, taskset_class
 
+    from agentrl.integrations.verifiers import AgentRLEnv, AgentRLTaskset
+
     assert taskset_class("agentrl-verifiers") is AgentRLTaskset
     assert environment_class("agentrl-verifiers") is AgentRLEnv
 
 
 def test_the_env_config_samples_with_the_envs_stop_sequences_unless_told_otherwise() -> None:
+    from agentrl.integrations.verifiers import AgentRLEnvConfig
+
     config = AgentRLEnvConfig.model_validate({"taskset": {"id": "agentrl-verifiers", "env": "AgentRL/SQL-v0"}})
     assert config.player.sampling is not None
     assert config.player.sampling.model_dump()["stop"] == ["</sql>", "</solution>"]
@@ -70,6 +73,9 @@ def test_the_env_config_samples_with_the_envs_stop_sequences_unless_told_otherwi
 
 
 def test_tasks_are_the_benchs_episodes() -> None:
+    from agentrl.bench.runner import reset_seed_for
+    from agentrl.integrations.verifiers import AgentRLTaskset, AgentRLTasksetConfig
+
     tasks = list(AgentRLTaskset(AgentRLTasksetConfig(env="AgentRL/SQL-v0", episodes=3, seed=5)))
     assert [task.data.info["reset_seed"] for task in tasks] == [reset_seed_for(5, i) for i in range(3)]
     assert all(task.data.prompt is None for task in tasks)  # the env's first observation opens the conversation
@@ -84,12 +90,16 @@ def test_tasks_are_the_benchs_episodes() -> None:
     ],
 )
 def test_bad_tasksets_say_what_is_wrong(config: dict[str, Any], error: type[Exception], fragment: str) -> None:
+    from agentrl.integrations.verifiers import AgentRLTaskset, AgentRLTasksetConfig
+
     with pytest.raises(error, match=fragment):
         list(AgentRLTaskset(AgentRLTasksetConfig(**config)))
 
 
 def test_a_taskset_of_no_episodes_is_refused() -> None:
     from pydantic import ValidationError
+
+    from agentrl.integrations.verifiers import AgentRLTasksetConfig
 
     with pytest.raises(ValidationError, match="episodes"):
         AgentRLTasksetConfig(env="AgentRL/SQL-v0", episodes=0)
@@ -100,6 +110,8 @@ def test_a_taskset_of_no_episodes_is_refused() -> None:
     [("AgentRL/Letter-v0", {}), ("AgentRL/SQL-v0", {"max_turns": 3})],
 )
 def test_vf_eval_scores_the_episodes_as_agentrl_bench_does(env_id: str, env_kwargs: dict[str, Any]) -> None:
+    from benchmarks.verifiers_agreement import compare
+
     result = compare("tiny", env_id, episodes=2, seed=0, env_kwargs=env_kwargs, max_tokens=16)
     for row in result["episodes_compared"]:
         assert row["bench"] == row["verifiers"], row
@@ -112,6 +124,9 @@ def test_the_comparison_sees_a_difference(server: ModelServer, tmp_path: Path) -
 
     The tiny random model may answer every prompt alike, so the observations, not its texts, tell the tasks apart.
     """
+    from agentrl.integrations.verifiers import run_vf_eval
+    from benchmarks.verifiers_agreement import run_bench
+
     args = (server.base_url, server.model, "AgentRL/SQL-v0")
     one_turn = {"max_turns": 1}
     theirs = run_vf_eval(*args, tmp_path / "vf", episodes=2, seed=1, env_kwargs=one_turn, max_tokens=16)
@@ -121,6 +136,7 @@ def test_the_comparison_sees_a_difference(server: ModelServer, tmp_path: Path) -
 
 
 def test_episodes_on_an_env_server_are_the_same_episodes(server: ModelServer, tmp_path: Path) -> None:
+    from agentrl.integrations.verifiers import run_vf_eval
     from agentrl.serving.env_server import serve_env
 
     args = (server.base_url, server.model, "AgentRL/Letter-v0")

