@@ -1,7 +1,7 @@
 """The test tiers, derived from where a test lives and what it starts: nobody marks a test by hand.
 
 ``make check`` (the edit loop) runs the tests that carry none of ``slow``, ``desktop``, ``docker`` and
-``browser``; ``make test`` runs them all, the ``browser`` ones last and alone. A test gets:
+``browser``; ``make test`` runs them all, in one pytest run. A test gets:
 
 * ``docker``: the private Docker engine is among its fixtures (``docker_engine``, directly or through another);
 * ``desktop``: it, or a fixture it uses, starts an X desktop (a :class:`DesktopSession`, the OSWorld env, a desktop
