@@ -8,7 +8,6 @@ records the same comparison with SmolLM2.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 from collections.abc import Iterator
@@ -19,17 +18,16 @@ import gymnasium as gym
 import pytest
 
 import agentrl  # noqa: F401
+from tests.installed import skip_module_unless_installed
 
 if TYPE_CHECKING:
     from agentrl.llm.server import ModelServer
 
-# find_spec, not import: verifiers takes seconds to import, and collection would pay it in every test worker.
-# The tests import what they use.
-if importlib.util.find_spec("verifiers") is None:
-    pytest.skip(
-        "verifiers is missing: pip install 'agentrl-gym[verifiers]' && pip install --no-deps verifiers==0.4.0",
-        allow_module_level=True,
-    )
+# found, not imported: verifiers takes seconds to import in every test worker; the tests import what they use
+skip_module_unless_installed(
+    "verifiers",
+    reason="verifiers is missing: pip install 'agentrl-gym[verifiers]' && pip install --no-deps verifiers==0.4.0",
+)
 
 pytestmark = pytest.mark.skipif(
     shutil.which("uv", path=str(Path(sys.executable).parent)) is None and shutil.which("uv") is None,

