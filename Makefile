@@ -90,9 +90,10 @@ MYPY_CACHE ?= $(HOME)/.cache/agentrl/mypy
 MYPY = $(VENV)/bin/mypy --cache-dir $(MYPY_CACHE)
 LINT_PATHS := agentrl agentrl_verifiers tests examples benchmarks docs scripts
 # The machine is busy through the whole pytest phase, so the total falls only with less work: mypy (one core; cold
-# only on a machine's first run or after a change to many modules) runs beside pytest, its output kept in runs/test-times/<run>-mypy.log and shown at the end, and
-# the strict docs build is a test (tests/artifacts/test_docs.py builds site/ once per run, under a lock, for every
-# test that reads it), so it too runs among the others instead of before them.
+# only on a machine's first run or after a change to many modules) runs beside pytest, its output kept in
+# runs/test-times/<run>-mypy.log and shown at the end, and the strict docs build is a test
+# (tests/artifacts/test_docs.py builds site/ once per run, under a lock, for every test that reads it), so it too
+# runs among the others instead of before them.
 RUN_LOG = runs/test-times/test-$(STAMP_NOW)
 test: setup
 	@$(TIMED) test-$(STAMP_NOW) ruff -- $(VENV)/bin/ruff check $(LINT_PATHS)
