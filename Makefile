@@ -88,7 +88,7 @@ TIMED = $(PYTHON) scripts/timed.py
 # (about 10 s instead of 3 minutes of a core): mypy trusts a cached module only when its source hashes the same.
 MYPY_CACHE ?= $(HOME)/.cache/agentrl/mypy
 MYPY = $(VENV)/bin/mypy --cache-dir $(MYPY_CACHE)
-LINT_PATHS := agentrl agentrl_verifiers tests examples benchmarks docs scripts
+LINT_PATHS := agentrl agentrl_verifiers tests examples benchmarks docs scripts conftest.py
 # The machine is busy through the whole pytest phase, so the total falls only with less work: mypy (one core; cold
 # only on a machine's first run or after a change to many modules) runs beside pytest, its output kept in
 # runs/test-times/<run>-mypy.log and shown at the end, and the strict docs build is a test
