@@ -234,18 +234,16 @@ class MetricsLogger:
         The default keys are ``reward/mean``, ``success/rate`` and ``entropy/mean``, then, when the
         run logged them (multi-agent runs), ``elo/learner`` and ``multiagent/win_rate``.
         """
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
+        try:  # a Figure of its own, not pyplot: no global state, no GUI backend, 0.5 s less to import
+            from matplotlib.figure import Figure
         except ImportError:
             return None
         rows = self.history()
         if keys is None:
             logged = {key for row in rows for key in row}
             keys = list(PLOT_KEYS) + [key for key in MULTIAGENT_PLOT_KEYS if key in logged]
-        figure, axes = plt.subplots(len(keys), 1, figsize=(7, 2.6 * len(keys)), squeeze=False)
+        figure = Figure(figsize=(7, 2.6 * len(keys)))
+        axes = figure.subplots(len(keys), 1, squeeze=False)
         for axis, key in zip(axes[:, 0], keys, strict=True):
             points = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))]
             if points:
@@ -256,7 +254,6 @@ class MetricsLogger:
         figure.tight_layout()
         path = self.run_dir / "curves.png"
         figure.savefig(path, dpi=100)
-        plt.close(figure)
         return path
 
     def close(self) -> None:
