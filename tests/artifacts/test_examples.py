@@ -1,4 +1,5 @@
-"""Every ``examples/*.py`` runs with ``--quick`` in a subprocess, as CI runs it.
+"""Every ``examples/*.py`` runs with ``--quick`` in a process of its own, as CI runs it (one that starts with torch
+and transformers imported: ``tests/warm_python.py``).
 
 Conventions (see ``examples/README.md``): each example has a module docstring with its command,
 accepts ``--quick``, may declare ``REQUIRES = ["package", ...]`` (the test skips it, with the
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import warm_python
 from tests.paths import ROOT
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -101,14 +103,7 @@ def test_example_runs_quick(path: Path) -> None:
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     start = time.perf_counter()
     try:
-        proc = subprocess.run(
-            [sys.executable, str(path), "--quick"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-        )
+        proc = warm_python.run([sys.executable, str(path), "--quick"], cwd=ROOT, env=env, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"")[-3000:] if isinstance(exc.stdout, bytes) else (exc.stdout or "")[-3000:]
         pytest.fail(f"{path.name} --quick took more than {TIMEOUT_S} s; output so far:\n{out}")

@@ -1,4 +1,5 @@
-"""Every ```python block of the README and the site's hand-written pages runs as written (in a fresh interpreter).
+"""Every ```python block of the README and the site's hand-written pages runs as written, in a process of its own
+(one that starts with torch and transformers imported: ``tests/warm_python.py``).
 
 The hand-written pages are ``docs/**/*.md`` (the guides, the design notes); the generated env pages run their own
 snippets while the site builds (``docs/hooks.py``).
@@ -8,11 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 
+from tests import warm_python
 from tests.paths import ROOT
 
 #: the README, then the site's hand-written pages, in a stable order
@@ -40,8 +41,6 @@ def test_the_readme_and_the_guides_have_snippets() -> None:
 @pytest.mark.parametrize("index", range(len(BLOCKS)), ids=[_title(i) for i in range(len(BLOCKS))])
 def test_readme_snippet_runs(index: int) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRL_EXPERIMENTAL_SILENCE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", BLOCKS[index]], capture_output=True, text=True, timeout=280, cwd=ROOT, env=env
-    )
+    done = warm_python.run([sys.executable, "-c", BLOCKS[index]], timeout=280, cwd=ROOT, env=env)
     where = FOUND[index][0].relative_to(ROOT)
     assert done.returncode == 0, f"{where}: block {index} failed:\n{BLOCKS[index]}\n{done.stderr[-3000:]}"

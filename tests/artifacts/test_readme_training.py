@@ -3,7 +3,8 @@
 A test that shortens a command's settings can pass while the README's own line fails (issue 30: the pixel
 command failed at its defaults, its test passed with ``--max-turns 3``). So each command is taken from the
 README text itself and run as it stands, in a scratch folder (its ``runs/...`` land there), through the
-installed ``agentrl`` entry point's module. A command with ``--resume true`` first runs the command before it
+installed ``agentrl`` entry point's module, in a process of its own that starts with torch and transformers
+imported (``tests/warm_python.py``). A command with ``--resume true`` first runs the command before it
 in its block, in the same folder, so it continues a run as the README says.
 
 The few commands that are recorded measurements of long runs (the embedded SmolLM2 for tens of minutes) are
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import warm_python
 from tests.paths import ROOT
 
 pytest.importorskip("torch", reason="torch is not installed (pip install 'agentrl-gym[train]')")
@@ -144,7 +146,7 @@ def run_as_written(command: list[str], cwd: Path) -> subprocess.CompletedProcess
     assert words[0] == "agentrl", command
     # The `agentrl` script of this interpreter's install (the console entry point is agentrl.cli:main).
     argv = [sys.executable, "-m", "agentrl.cli", *words[1:]]
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=1500)
+    return warm_python.run(argv, cwd=cwd, env=env, timeout=1500)
 
 
 @pytest.mark.timeout(1800)

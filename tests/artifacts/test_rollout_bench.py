@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import warm_python
 from tests.paths import ROOT
 
 pytest.importorskip("torch")
@@ -49,7 +49,8 @@ def test_readme_rollout_snippet_runs() -> None:
     section = (ROOT / "docs" / "guides" / "rollouts.md").read_text()
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
-    done = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, timeout=240, cwd=ROOT)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = warm_python.run([sys.executable, "-c", code.group(1)], timeout=240, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [line.split() for line in done.stdout.strip().splitlines()]
     assert len(rows) == 8 and sorted({r[0] for r in rows}) == ["0", "1"]

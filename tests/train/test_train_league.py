@@ -16,6 +16,7 @@ import pytest
 from agentrl.league.elo import EloTable, expected_score, score_of, update_ratings
 from agentrl.league.pfsp import pfsp_weights
 from agentrl.train.league import TrainingLeague, game_results
+from tests import warm_python
 from tests.paths import ROOT
 
 pytestmark = pytest.mark.timeout(300)
@@ -143,9 +144,7 @@ def _train_argv(out: Path, *extra: str) -> list[str]:
 
 def _train(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "agentrl.cli", *_train_argv(out, *extra)]
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=240, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"}
-    )
+    return warm_python.run(command, timeout=240, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 
 def test_cli_self_play_against_a_league_of_snapshots_records_an_elo_series(tmp_path: Path) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests import warm_python
 
 pytest.importorskip("torch", reason="torch is not installed (pip install 'agentrl-gym[train]')")
 pytest.importorskip("transformers", reason="transformers is not installed (pip install 'agentrl-gym[train]')")
@@ -32,7 +33,7 @@ def test_cli_refuses_a_game_without_text_actions_before_any_episode(tmp_path: Pa
     command = [sys.executable, "-m", "agentrl.cli", "train", "grpo", "--env", "AgentRL/FlashGame-Catch-v0"]
     command += ["--model", "tiny-vlm", "--output-dir", str(out)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    done = warm_python.run(command, timeout=300, cwd=tmp_path, env=env)
     assert done.returncode != 0
     assert "Discrete(3), not text" in done.stderr and "--env-kwarg action_mode=text" in done.stderr, done.stderr[-2000:]
     assert not (out / "metrics.jsonl").exists() or not (out / "metrics.jsonl").read_text().strip()  # no step ran
