@@ -19,6 +19,10 @@ import sys
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
+    # Nothing downloads in a test. agentrl.llm.embedding sets both when it first loads MiniLM; set from the start, the
+    # commands a worker runs agree with tests/warm_python.py's server, which started with the worker's settings.
+    for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        os.environ.setdefault(_var, "1")
     if "torch" in sys.modules:  # a plugin imported it before this file: its OpenMP read the old value
         __import__("torch").set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 

@@ -8,7 +8,8 @@ them (``PRELOAD``: third-party modules only, nothing of ``agentrl``, nothing run
 command. The child is the command's own process, with its own session: it takes the command's working folder,
 environment, ``sys.argv``, ``sys.path`` (the script's folder or the working folder first, then ``PYTHONPATH``) and
 standard streams, runs the module, script or code as ``__main__``, and ends as an interpreter ends (non-daemon
-threads joined, ``atexit`` run); its exit status is the command's.
+threads joined, ``atexit`` run, streams flushed) but for the teardown of its modules; its exit status is the
+command's.
 
 What differs from a new interpreter is only what the preloaded modules read when they were imported. So a command
 whose environment differs from the server's in a variable read at import time (``HF_*``, ``TORCH*``, ``OMP_*``,
@@ -65,6 +66,7 @@ class _Server:
 
     def __init__(self, env: Mapping[str, str], preload: Sequence[str]) -> None:
         self.env, self.preload = _import_time_env(env), tuple(preload)
+        self.children_cpu = 0.0
         server_env = {key: value for key, value in env.items() if key != "PYTHONPATH"}
         serve = f"import runpy; runpy.run_path({str(Path(__file__))!r}, run_name='__serve__')"
         self.process = subprocess.Popen(
@@ -106,6 +108,9 @@ class _Server:
         return result["returncode"], result["cpu"], timed_out
 
     def close(self) -> None:
+        """Stop the server and reap it. Its children's CPU, counted in ``CPU_SECONDS`` as each ended, reaches this
+        process's children's total now, with the server's own: it is taken off ``CPU_SECONDS`` so as to count once."""
+        global CPU_SECONDS
         if self.process.poll() is None:
             assert self.process.stdin is not None
             self.process.stdin.close()
@@ -114,6 +119,8 @@ class _Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        CPU_SECONDS -= self.children_cpu
+        self.children_cpu = 0.0
 
 
 def _request(args: Sequence[str]) -> dict[str, Any] | None:
@@ -154,6 +161,7 @@ def run(
             request.update(cwd=str(Path(cwd).resolve()), env=dict(env), stdout=str(out), stderr=str(err))
             returncode, cpu, timed_out = _server.run(request, timeout)
             CPU_SECONDS += cpu
+            _server.children_cpu += cpu
             stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
     if timed_out:
         raise subprocess.TimeoutExpired(list(args), timeout or 0.0, output=stdout, stderr=stderr)
@@ -232,17 +240,45 @@ def _become(request: dict[str, Any]) -> None:
     else:
         first = "" if "code" in request else os.getcwd()
     sys.path[:] = [first, *python_path, *sys.path[1:]]
-    if "module" in request:
-        sys.argv = [request["module"], *request["argv"]]  # runpy puts the module's file in argv[0]
-        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-    elif "code" in request:
-        sys.argv = ["-c", *request["argv"]]
-        main = type(sys)("__main__")
-        sys.modules["__main__"] = main
-        exec(compile(request["code"], "<string>", "exec"), main.__dict__)
-    else:
-        sys.argv = [request["script"], *request["argv"]]
-        runpy.run_path(request["script"], run_name="__main__")
+    code: object = 0
+    try:
+        if "module" in request:
+            sys.argv = [request["module"], *request["argv"]]  # runpy puts the module's file in argv[0]
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        elif "code" in request:
+            sys.argv = ["-c", *request["argv"]]
+            main = type(sys)("__main__")
+            sys.modules["__main__"] = main
+            exec(compile(request["code"], "<string>", "exec"), main.__dict__)
+        else:
+            sys.argv = [request["script"], *request["argv"]]
+            runpy.run_path(request["script"], run_name="__main__")
+    except SystemExit as exit_:
+        code = exit_.code
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    _end(code)
+
+
+def _end(code: object) -> None:
+    """End as an interpreter ends (non-daemon threads joined, ``atexit`` run, streams flushed, ``sys.exit``'s
+    status), less the teardown of its modules: torch's and transformers' took a second of every warm command."""
+    threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter's own ending calls first
+    atexit._run_exitfuncs()
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code & 0xFF
+    else:  # sys.exit("message"): printed, status 1
+        print(code, file=sys.stderr)
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 if __name__ == "__serve__":

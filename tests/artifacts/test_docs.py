@@ -19,6 +19,7 @@ from types import ModuleType
 
 import pytest
 
+from tests import warm_python
 from tests.paths import ROOT
 
 SITE = ROOT / "site"
@@ -39,7 +40,7 @@ def load_hooks() -> ModuleType:
 def build_site(out: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "NO_MKDOCS_2_WARNING": "1"}
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
+    return warm_python.run(command, cwd=ROOT, env=env, timeout=900)
 
 
 #: One id per test run: xdist gives its workers the same one; a plain ``pytest`` is one process.

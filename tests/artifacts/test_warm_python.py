@@ -115,3 +115,21 @@ def test_a_command_past_its_timeout_is_killed_with_what_it_started(tmp_path: Pat
         pytest.fail(f"the command's child {grandchild} outlived the timeout")
     # and the server still serves
     assert warm_python.run([sys.executable, "-c", "print('next')"], cwd=tmp_path, env=env).stdout == "next\n"
+
+
+WAYS_OUT = ["import sys; sys.exit('bye')", "raise KeyError('lost')", "import sys; sys.exit()", "import os; os._exit(7)"]
+
+
+@pytest.mark.parametrize("code", WAYS_OUT)
+def test_every_way_out_gives_the_status_and_words_of_a_new_interpreter(tmp_path: Path, code: str) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    runs = []
+    for cold in ("1", ""):
+        os.environ["AGENTRL_COLD_PYTHON"] = cold
+        try:
+            runs.append(warm_python.run([sys.executable, "-c", code], cwd=tmp_path, env=env, timeout=60))
+        finally:
+            os.environ.pop("AGENTRL_COLD_PYTHON")
+    cold_run, warm_run = runs
+    assert warm_run.returncode == cold_run.returncode
+    assert warm_run.stderr.splitlines()[-1:] == cold_run.stderr.splitlines()[-1:], (warm_run.stderr, cold_run.stderr)
