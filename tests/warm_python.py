@@ -1,5 +1,6 @@
-"""``python -m MODULE ...``, ``python SCRIPT ...`` and ``python -c CODE`` in a new process that starts with torch and
-transformers imported: :func:`run` is :func:`subprocess.run` for the artifact tests' command lines.
+"""``python -m MODULE ...``, ``python SCRIPT ...``, ``python -c CODE`` and a console script (``agentrl ...``) in a new
+process that starts with torch and transformers imported: :func:`run` is :func:`subprocess.run` for the artifact
+tests' command lines.
 
 The artifact tests run each guide's training line, each example and each README block in an interpreter of its
 own, as a user would. Importing torch and transformers took most of a short one: 8 of the 10 CPU-seconds of a
@@ -13,9 +14,9 @@ command's.
 
 What differs from a new interpreter is only what the preloaded modules read when they were imported. So a command
 whose environment differs from the server's in a variable read at import time (``HF_*``, ``TORCH*``, ``OMP_*``,
-``PYTHON*`` ...: ``IMPORT_TIME``) gets a new server, started with its settings; anything not of those three forms
-runs in a new interpreter, and
-with ``AGENTRL_COLD_PYTHON=1`` every command does (to check that the warm start hides nothing).
+``MPL*``, ``PYTHON*`` ...: ``IMPORT_TIME``) gets a new server, started with its settings. Anything not of those four
+forms runs in a new interpreter, and with ``AGENTRL_COLD_PYTHON=1`` every command does (to check that the warm
+start hides nothing).
 """
 
 from __future__ import annotations
@@ -45,10 +46,13 @@ PRELOAD = (
     "transformers.utils.type_validators",
     "torch.utils.tensorboard",
     "gymnasium",
+    "PIL.Image",
+    "matplotlib.figure",  # every training run draws its curves.png
+    "matplotlib.backends.backend_agg",
 )
 #: environment variables that the preloaded modules (or the interpreter's start) read once, at import: a command
 #: that sets one differently from the server runs in a new interpreter
-IMPORT_TIME = re.compile(r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|TORCH|PYTORCH_|OMP_|MKL_|OPENBLAS_|CUDA|PYTHON)")
+IMPORT_TIME = re.compile(r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|TORCH|PYTORCH_|OMP_|MKL_|OPENBLAS_|CUDA|PYTHON|MPL)")
 #: CPU seconds of the commands this process ran through the server, reaped by the server (tests/conftest.py adds
 #: them to the running test's CPU, as it counts the children a test reaps itself)
 CPU_SECONDS = 0.0
@@ -123,8 +127,25 @@ class _Server:
         self.children_cpu = 0.0
 
 
+def _console_script(path: str) -> bool:
+    """Whether ``path`` is a script that this interpreter runs (its first line is ``#!`` and a python of this
+    interpreter's folder, such as the console scripts pip writes into a venv's ``bin/``)."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return False
+    if not first.startswith(b"#!"):
+        return False
+    interpreter = Path(first[2:].decode(errors="replace").strip())
+    here = Path(sys.executable)
+    return interpreter.parent == here.parent and os.path.realpath(interpreter) == os.path.realpath(here)
+
+
 def _request(args: Sequence[str]) -> dict[str, Any] | None:
     """The command as the server runs it, or ``None`` for one it does not (not this interpreter, other flags)."""
+    if args and args[0] != sys.executable and _console_script(args[0]):
+        return {"script": args[0], "argv": list(args[1:])}
     if len(args) < 2 or args[0] != sys.executable:
         return None
     if args[1] == "-m" and len(args) >= 3:

@@ -3,8 +3,8 @@
 A test that shortens a command's settings can pass while the README's own line fails (issue 30: the pixel
 command failed at its defaults, its test passed with ``--max-turns 3``). So each command is taken from the
 README text itself and run as it stands, in a scratch folder (its ``runs/...`` land there), through the
-installed ``agentrl`` entry point's module, in a process of its own that starts with torch and transformers
-imported (``tests/warm_python.py``). A command with ``--resume true`` first runs the command before it
+installed ``agentrl`` console script, in a process of its own that starts with torch and transformers imported
+(``tests/warm_python.py``). A command with ``--resume true`` first runs the command before it
 in its block, in the same folder, so it continues a run as the README says.
 
 The few commands that are recorded measurements of long runs (the embedded SmolLM2 for tens of minutes) are
@@ -144,8 +144,8 @@ def run_as_written(command: list[str], cwd: Path) -> subprocess.CompletedProcess
         key, _, value = words.pop(0).partition("=")
         env[key] = value
     assert words[0] == "agentrl", command
-    # The `agentrl` script of this interpreter's install (the console entry point is agentrl.cli:main).
-    argv = [sys.executable, "-m", "agentrl.cli", *words[1:]]
+    # The `agentrl` console script of this interpreter's install, as the line names it.
+    argv = [str(Path(sys.executable).with_name("agentrl")), *words[1:]]
     return warm_python.run(argv, cwd=cwd, env=env, timeout=1500)
 
 

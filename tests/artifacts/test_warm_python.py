@@ -54,7 +54,7 @@ def probe_both(tmp_path: Path, args: list[str], **env: str) -> tuple[subprocess.
         environment = {**base, "ATEXIT_FILE": str(atexit_file)}
         os.environ["AGENTRL_COLD_PYTHON"] = cold
         try:
-            runs.append(warm_python.run([sys.executable, *args], cwd=tmp_path, env=environment, timeout=120))
+            runs.append(warm_python.run(args, cwd=tmp_path, env=environment, timeout=120))
         finally:
             os.environ.pop("AGENTRL_COLD_PYTHON")
         assert atexit_file.read_text() == "ran", runs[-1].stderr
@@ -67,13 +67,18 @@ def facts(run: subprocess.CompletedProcess[str]) -> dict:
     return json.loads(lines[0])
 
 
-@pytest.mark.parametrize("form", ["script", "module", "code"])
+@pytest.mark.parametrize("form", ["script", "module", "code", "console script"])
 def test_a_warm_run_sees_what_a_new_interpreter_sees(tmp_path: Path, form: str) -> None:
     (tmp_path / "extra").mkdir()
     (tmp_path / "extra" / "probe_module.py").write_text(PROBE)
     (tmp_path / "probe_script.py").write_text(PROBE)
-    args = {"script": [str(tmp_path / "probe_script.py"), "a", "b"], "module": ["-m", "probe_module", "a", "b"],
-            "code": ["-c", PROBE, "a", "b"]}[form]  # fmt: skip
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "probe").write_text(f"#!{sys.executable}\n{PROBE}")  # as pip writes agentrl's
+    (tmp_path / "bin" / "probe").chmod(0o755)
+    args = {"script": [sys.executable, str(tmp_path / "probe_script.py"), "a", "b"],
+            "module": [sys.executable, "-m", "probe_module", "a", "b"],
+            "code": [sys.executable, "-c", PROBE, "a", "b"],
+            "console script": [str(tmp_path / "bin" / "probe"), "a", "b"]}[form]  # fmt: skip
     cold, warm = probe_both(tmp_path, args, EXIT="3")
     assert cold.returncode == warm.returncode == 3
     cold_facts, warm_facts = facts(cold), facts(warm)

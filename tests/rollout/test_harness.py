@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests import warm_python
 from tests.paths import ROOT
 
 pytest.importorskip("openai", reason="the harness client is openai's: pip install 'agentrl-gym[harness]'")
@@ -214,7 +214,7 @@ def test_agentrl_train_grpo_with_a_harness_from_the_command_line(tmp_path: Path)
         "--harness", PLAIN, "--max-steps", "2", "--output-dir", str(out),
     ]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540, env=env)
+    done = warm_python.run(command, cwd=ROOT, timeout=540, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert len(rows) == 2

@@ -30,6 +30,7 @@ if not shutil.which("Xvfb") or not shutil.which("xterm"):
 import agentrl  # noqa: E402,F401  (registers the ids)
 from agentrl.core.errors import ResetNeeded  # noqa: E402
 from agentrl.envs.osworld.env import OSWorldEnv  # noqa: E402
+from agentrl.envs.osworld.runtime.startup import x_lock_pid  # noqa: E402
 
 TASK_DIR = Path(__file__).parent / "fixtures" / "env"  # t-echo (xterm), t-infeasible, t-mousepad
 
@@ -246,12 +247,8 @@ def test_close_leaves_no_process_or_display() -> None:
     assert not [pid for pid in pids if _alive(pid)]
     # Our Xvfb released its display: its lock file is gone, or (the other test worker starting a desktop at once
     # may take the freed number) the lock now names another server's pid.
-    lock = Path(f"/tmp/.X{display}-lock")
-    try:
-        holder = int(lock.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        holder = None
-    assert holder is None or holder not in pids, f"{lock} still names our X server ({holder})"
+    holder = x_lock_pid(display)
+    assert holder is None or holder not in pids, f"/tmp/.X{display}-lock still names our X server ({holder})"
 
 
 def test_make_vec_runs_four_desktops(task_dir: Path) -> None:

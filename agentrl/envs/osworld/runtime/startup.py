@@ -272,12 +272,25 @@ def cleanup(state: SessionState) -> None:
     state.extra_dirs.clear()
 
 
+def x_lock_pid(n: int) -> int | None:
+    """The pid that display ``n``'s ``/tmp/.X<n>-lock`` names: the X server that holds ``:n``, or held it.
+
+    ``None`` when there is no such file or it holds no pid (an X server writes its pid there as it starts).
+
+    >>> x_lock_pid(65535) is None  # no X server has used this display
+    True
+    """
+    try:
+        return int(Path(f"/tmp/.X{n}-lock").read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
 def _x_lock_held(n: int) -> bool:
     """Whether an X server (not ours) holds display ``n`` per its ``/tmp/.X<n>-lock``."""
-    try:
-        pid = int(Path(f"/tmp/.X{n}-lock").read_text().strip())
-    except (OSError, ValueError):
-        return os.path.exists(f"/tmp/.X{n}-lock")
+    pid = x_lock_pid(n)
+    if pid is None:
+        return os.path.exists(f"/tmp/.X{n}-lock")  # being written, or unreadable: taken
     return _pid_alive(pid)
 
 

@@ -22,6 +22,7 @@ if importlib.util.find_spec("pyautogui") is None:  # never imported here: it nee
     pytest.skip("pyautogui is missing: pip install 'agentrl-gym[desktop]'", allow_module_level=True)
 
 from agentrl.envs.osworld.runtime.desktop import DesktopSession  # noqa: E402
+from agentrl.envs.osworld.runtime.startup import x_lock_pid  # noqa: E402
 
 XTERM = ["xterm", "-T", "agentrl-xterm", "-geometry", "80x24+0+0", "-e", "bash", "--norc", "--noprofile"]
 
@@ -150,10 +151,12 @@ def test_reset_kills_apps_and_restores_home(tmp_path: Path) -> None:
 
 def _x_server_pid(n: int) -> int | None:
     """The pid in display ``n``'s ``/tmp/.X<n>-lock`` if that X server runs (``None``: no live server holds it)."""
+    pid = x_lock_pid(n)
+    if pid is None:
+        return None
     try:
-        pid = int(Path(f"/tmp/.X{n}-lock").read_text().strip())
         os.kill(pid, 0)
-    except (OSError, ValueError):
+    except OSError:
         return None
     return pid
 
