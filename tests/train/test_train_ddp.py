@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests import warm_python
 from tests.paths import ROOT as REPO
 
 torch = pytest.importorskip("torch")
@@ -103,7 +104,7 @@ def torchrun(algorithm: str, out: Path, *extra: str) -> subprocess.CompletedProc
         *extra,
     ]
     try:
-        result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+        result = warm_python.run(command, cwd=REPO, env=env, timeout=TIMEOUT_S)  # the launcher warm, its ranks not
     except subprocess.TimeoutExpired as exc:
         pytest.fail(
             f"torchrun {algorithm} did not finish in {TIMEOUT_S}s\n"
