@@ -23,9 +23,12 @@ LIGHT = ("fractions",)
 
 @pytest.fixture(autouse=True)
 def light_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A light server of the test's own; the worker's server, set aside meanwhile, serves its next command again
+    (closing it cost a new one about 8 CPU-seconds each time)."""
     monkeypatch.setattr(warm_python, "PRELOAD", LIGHT)
+    monkeypatch.setattr(warm_python, "_server", None)
     yield
-    warm_python.close()  # the next command of this worker starts a server with the real list
+    warm_python.close()
 
 
 PROBE = """
