@@ -51,7 +51,7 @@ PRELOAD = (
     "matplotlib.backends.backend_agg",
 )
 #: environment variables that the preloaded modules (or the interpreter's start) read once, at import: a command
-#: that sets one differently from the server runs in a new interpreter
+#: that sets one differently from the server gets a new server, started with its settings
 IMPORT_TIME = re.compile(r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|TORCH|PYTORCH_|OMP_|MKL_|OPENBLAS_|CUDA|PYTHON|MPL)")
 #: CPU seconds of the commands this process ran through the server, reaped by the server (tests/conftest.py adds
 #: them to the running test's CPU, as it counts the children a test reaps itself)
@@ -175,7 +175,6 @@ def run(
             _server.close()  # it ended, or it imported its modules under other settings than this command's
             _server = None
         if _server is None:
-            atexit.register(close)  # reaped here, so its CPU counts to this process's children
             _server = _Server(env, PRELOAD)
         with tempfile.TemporaryDirectory(prefix="agentrl-warm-") as folder:
             out, err = Path(folder, "stdout"), Path(folder, "stderr")
@@ -210,6 +209,9 @@ def close() -> None:
         if _server is not None:
             _server.close()
             _server = None
+
+
+atexit.register(close)  # the server is reaped here, so its CPU counts to this process's children
 
 
 # ---- the server (run as its own process: ``__name__ == "__serve__"``) ----
