@@ -11,14 +11,22 @@ package's assets (and any extra folder an env names); everything else is aborted
 
 Chromium is Debian's ``/usr/bin/chromium`` (``AGENTRL_CHROMIUM`` overrides it); ``playwright install``
 is never needed.
+
+A file larger than :data:`DIRECT_BYTES` (Ruffle's 14 MB wasm, its script) does not cross Playwright's driver:
+a fulfilled body travels base64-encoded from Python to the driver and on to Chromium, which cost the driver 2 to 4
+CPU-seconds for every Flash page. The route hands such a request on to the host's :class:`AssetFileServer`, a
+loopback server that serves only the files the route resolved, each at an unguessable address; the page still
+sees ``http://agentrl.games/...`` and can reach nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import http.server
 import mimetypes
 import os
+import secrets
 import shutil
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -28,7 +36,16 @@ from typing import Any, TypeVar
 from agentrl.core.deadlines import load_note, scaled_timeout
 from agentrl.core.errors import AgentRLError, DependencyNotInstalled
 
-__all__ = ["ASSET_HOST", "BrowserError", "BrowserHost", "GamePage", "PageCrashed", "PageHung", "find_chromium"]
+__all__ = [
+    "ASSET_HOST",
+    "AssetFileServer",
+    "BrowserError",
+    "BrowserHost",
+    "GamePage",
+    "PageCrashed",
+    "PageHung",
+    "find_chromium",
+]
 
 ASSET_HOST = "http://agentrl.games"
 ASSETS = Path(__file__).parent / "assets"
@@ -48,6 +65,8 @@ CHROMIUM_ARGS = (
 # load, see agentrl.core.deadlines); a start that fails is tried once more.
 LAUNCH_TIMEOUT_S = 30.0
 LAUNCH_TRIES = 2
+#: Served files larger than this reach Chromium from the :class:`AssetFileServer`, not through Playwright's driver.
+DIRECT_BYTES = 64 * 1024
 T = TypeVar("T")
 
 
@@ -85,6 +104,99 @@ def find_chromium() -> str:
     )
 
 
+class _AssetRequest(http.server.BaseHTTPRequestHandler):
+    """``GET``/``HEAD /<token>``: the file registered under that token; anything else is 404 (or 501)."""
+
+    server: _AssetHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self._answer(body=True)
+
+    def do_HEAD(self) -> None:
+        self._answer(body=False)
+
+    def _answer(self, body: bool) -> None:
+        entry = self.server.files.lookup(self.path.lstrip("/"))
+        try:
+            # O_NOFOLLOW: a file swapped for a link after the route resolved it is not followed out of its folder
+            fd = os.open(entry[0], os.O_RDONLY | os.O_NOFOLLOW) if entry else -1
+        except OSError:
+            fd = -1
+        if fd < 0 or entry is None:
+            self.send_error(404)
+            return
+        with os.fdopen(fd, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            self.send_response(200)
+            self.send_header("Content-Type", entry[1])
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            if body:
+                shutil.copyfileobj(file, self.wfile, 1 << 20)
+        self.server.files.served += 1
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # (a page's requests are not the host's log)
+
+
+class _AssetHTTPServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, files: AssetFileServer) -> None:
+        self.files = files
+        super().__init__(("127.0.0.1", 0), _AssetRequest)
+
+
+class AssetFileServer:
+    """A loopback HTTP server that serves the files registered with :meth:`url`, and nothing else.
+
+    Each file gets a random 32-character token as its address, so a process of the machine that does not
+    hold the address cannot read anything through it; there are no folders, names or ``..`` to walk.
+    :class:`GamePage` registers a large file only after its route has checked that the file lies in a
+    served folder, and hands the request on to its address: the page itself never sees the address, and
+    a page's own request to ``127.0.0.1`` is aborted by the route like any other.
+
+    >>> import tempfile, urllib.request
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.txt").write_text("hello")
+    >>> files = AssetFileServer()
+    >>> urllib.request.urlopen(files.url(folder / "a.txt", "text/plain")).read()
+    b'hello'
+    >>> files.close()
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tokens: dict[Path, str] = {}
+        self._files: dict[str, tuple[Path, str]] = {}
+        self.served = 0
+        self._server = _AssetHTTPServer(self)
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="agentrl-browser-files", daemon=True)
+        self._thread.start()
+
+    def url(self, path: Path, content_type: str) -> str:
+        """The address that serves ``path`` (an absolute, resolved file) as ``content_type``."""
+        with self._lock:
+            token = self._tokens.get(path)
+            if token is None:
+                token = secrets.token_urlsafe(24)
+                self._tokens[path] = token
+            self._files[token] = (path, content_type)
+        return f"http://127.0.0.1:{self.port}/{token}"
+
+    def lookup(self, token: str) -> tuple[Path, str] | None:
+        """The file and content type registered under ``token``, or ``None``."""
+        with self._lock:
+            return self._files.get(token)
+
+    def close(self) -> None:
+        """Stop serving; safe to call twice."""
+        self._server.shutdown()
+        self._server.server_close()
+
+
 class BrowserHost:
     """Async Playwright and one Chromium on a private thread; see the module docstring.
 
@@ -108,6 +220,8 @@ class BrowserHost:
         self._browser: Any = None
         self._launch_lock: asyncio.Lock | None = None
         self._closed = False
+        self._files: AssetFileServer | None = None
+        self._files_lock = threading.Lock()
         self.launches = 0
 
     @classmethod
@@ -176,7 +290,7 @@ class BrowserHost:
             # Playwright's own launch timeout, and ours around it in case the driver itself is stuck.
             return await asyncio.wait_for(
                 self._playwright.chromium.launch(
-                    executable_path=self.executable, headless=True, args=list(CHROMIUM_ARGS), timeout=timeout_s * 1000
+                    executable_path=self.executable, headless=True, args=self.chromium_args(), timeout=timeout_s * 1000
                 ),
                 timeout_s + 5,
             )
@@ -190,6 +304,22 @@ class BrowserHost:
                     f"{self.executable} did not start within {timeout_s:.1f} s ({load_note()})"
                 ) from None
             raise BrowserError(f"{self.executable} did not start: {_first_line(exc)}") from None
+
+    def chromium_args(self) -> list[str]:
+        """Chromium's flags: :data:`CHROMIUM_ARGS`, and the asset server's one address counted as public.
+
+        A page of ``http://agentrl.games`` counts as public, and Chromium's Private Network Access refuses a
+        public page a response from a loopback address, even one the route handed on. Only the asset server's
+        own ``127.0.0.1:<port>`` is declared public; every other loopback address keeps the rule.
+        """
+        return [*CHROMIUM_ARGS, f"--ip-address-space-overrides=127.0.0.1:{self.files().port}=public"]
+
+    def files(self) -> AssetFileServer:
+        """The host's loopback server of large assets (started on first use)."""
+        with self._files_lock:
+            if self._files is None:
+                self._files = AssetFileServer()
+            return self._files
 
     def start(self) -> None:
         """Launch the browser now if it is not running (:meth:`browser` with a deadline that covers its retry)."""
@@ -217,6 +347,10 @@ class BrowserHost:
         self._closed = True
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+        with self._files_lock:
+            files, self._files = self._files, None
+        if files is not None:
+            files.close()
 
 
 def _content_type(path: Path) -> str:
@@ -314,6 +448,9 @@ class GamePage:
         target = (root / relative).resolve()
         if root.resolve() not in target.parents or not target.is_file():
             await route.fulfill(status=404, content_type="text/plain", body=f"not found: {path}")
+            return
+        if target.stat().st_size > DIRECT_BYTES:  # (see the module docstring)
+            await route.continue_(url=self.host.files().url(target, _content_type(target)))
             return
         await route.fulfill(status=200, content_type=_content_type(target), body=target.read_bytes())
 
