@@ -196,7 +196,11 @@ def test_bad_pyautogui_input_is_bounded_and_reset_restores(make: Any) -> None:
 def test_step_budget_truncates_and_scores(make: Any) -> None:
     env = make(task_id="t-echo", max_steps=3)
     env.reset(seed=0)
-    env.step(env.unwrapped.oracle_actions[0])
+    # The task's end state is written through the client, not typed by the GUI oracle: this test is about the
+    # budget and the score at truncation (test_oracle_scores_one_and_noop_zero plays the oracle). Typed into an
+    # xterm that was still mapping on a loaded machine, the oracle's keys once went nowhere (fresh clone, 2026-12-07).
+    env.unwrapped.client.upload_file("~/hello.txt", b"hi\n")
+    env.step("WAIT")
     env.step("WAIT")
     _, reward, terminated, truncated, info = env.step("pyautogui.moveTo(10, 10)")
     assert (terminated, truncated, info["done_reason"]) == (False, True, "max_steps")
