@@ -134,7 +134,7 @@ class _AssetRequest(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             if body:
                 shutil.copyfileobj(file, self.wfile, 1 << 20)
-        self.server.files.served += 1
+        self.server.files.count_served()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # (a page's requests are not the host's log)
@@ -158,10 +158,10 @@ class AssetFileServer:
     a page's own request to ``127.0.0.1`` is aborted by the route like any other.
 
     >>> import tempfile, urllib.request
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / "a.txt").write_text("hello")
-    >>> files = AssetFileServer()
-    >>> urllib.request.urlopen(files.url(folder / "a.txt", "text/plain")).read()
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = (Path(folder) / "a.txt").write_text("hello")
+    ...     files = AssetFileServer()
+    ...     urllib.request.urlopen(files.url(Path(folder) / "a.txt", "text/plain")).read()
     b'hello'
     >>> files.close()
     """
@@ -185,6 +185,11 @@ class AssetFileServer:
                 self._tokens[path] = token
             self._files[token] = (path, content_type)
         return f"http://127.0.0.1:{self.port}/{token}"
+
+    def count_served(self) -> None:
+        """Count one file served (:attr:`served`; the server answers on several threads)."""
+        with self._lock:
+            self.served += 1
 
     def lookup(self, token: str) -> tuple[Path, str] | None:
         """The file and content type registered under ``token``, or ``None``."""
