@@ -1,7 +1,11 @@
 # AgentRL: `make demo` and `make test` set everything up on a fresh machine, then run.
 # Both are idempotent: the venv is rebuilt only when pyproject.toml changes.
 
-PYTHON ?= python3
+# The venv's interpreter. Debian's python3.11 is built with profile-guided and link-time optimisation; pyenv builds
+# without them unless asked. The same tests took 8-9% less CPU on Debian's (pure Python and torch work alike: see
+# docs/guides/quickstart.md, Tests), so the venv is made from it where it can make one (python3.11-venv installed), and
+# from python3 elsewhere. PYTHON=/path/to/python3 overrides; an existing .venv is kept (make clean to remake it).
+PYTHON ?= $(shell /usr/bin/python3.11 -c 'import ensurepip, venv' >/dev/null 2>&1 && echo /usr/bin/python3.11 || echo python3)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
@@ -17,7 +21,7 @@ STAMP  := $(VENV)/.agentrl-installed
 # episode). The desktop packages go in without their recommends (no GNOME stack).
 SYSTEM_PACKAGES := bubblewrap chromium npm docker.io debootstrap
 DESKTOP_PACKAGES := xvfb xterm xdotool x11-utils scrot xfwm4 dbus dbus-x11 mousepad thunar galculator \
-  at-spi2-core python3-gi gir1.2-atspi-2.0 libglib2.0-bin dconf-gsettings-backend ffmpeg
+  at-spi2-core python3-gi gir1.2-atspi-2.0 libglib2.0-bin dconf-gsettings-backend ffmpeg python3-tk
 
 # `make desktop-full` (opt-in, about 1 GB): the apps OSWorld's own task files use, so more of them run
 # (agentrl osworld coverage PATH). VS Code is not in Debian (Microsoft ships it from its own repository): its

@@ -47,6 +47,7 @@ _WALLPAPER = "the wallpaper routes of agentrl serve-desktop (/setup/change_wallp
 _APPS = "OSWorld's tasks of this app (make desktop-full; agentrl osworld coverage PATH reports them)"
 _RECORDING = "screen recordings (/start_recording: OSWorld's runner records every episode), audio/video metrics"
 _A11Y = "the accessibility tree of AgentRL/OSWorld-v0 (desktop tier: tests/envs/osworld/test_a11y.py)"
+_TKINTER = "pyautogui actions on the desktop when the venv is made from Debian's python3 (pyautogui imports tkinter)"
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ PARTS: tuple[Part, ...] = (
         "/usr/lib/*/gio/modules/libdconfsettings.so", "dconf-gsettings-backend", ("desktop",), _WALLPAPER, label="dconf"
     ),
     Part("ffmpeg", "ffmpeg", ("desktop",), _RECORDING),
+    Part("/usr/lib/python3*/tkinter/__init__.py", "python3-tk", ("desktop",), _TKINTER, label="tkinter (python3)"),
     # make desktop-full: the apps of OSWorld's task domains (opt-in: about 1 GB).
     Part("localc", "libreoffice-calc", ("desktop-full",), _APPS),
     Part("lowriter", "libreoffice-writer", ("desktop-full",), _APPS),
@@ -120,7 +122,7 @@ SYSTEM_PACKAGES = ("bubblewrap", "chromium", "npm", "docker.io", "debootstrap")
 DESKTOP_PACKAGES = (
     "xvfb", "xterm", "xdotool", "x11-utils", "scrot", "xfwm4", "dbus", "dbus-x11", "mousepad", "thunar",
     "galculator", "at-spi2-core", "python3-gi", "gir1.2-atspi-2.0", "libglib2.0-bin", "dconf-gsettings-backend",
-    "ffmpeg",
+    "ffmpeg", "python3-tk",
 )  # fmt: skip
 FULL_DESKTOP_PACKAGES = (
     "libreoffice-calc", "libreoffice-writer", "libreoffice-impress", "gimp", "vlc", "thunderbird",

@@ -164,7 +164,7 @@ def test_no_apt_get_says_what_to_install():
 def test_table_rows_and_the_tiers_a_missing_part_disables():
     machine = Machine(root=True, apt=True)
     data = sd.report(Groups(), machine, present_except("bwrap", "chromium", "dockerd", "at-spi-bus-launcher", "npm"))
-    assert len(data["parts"]) == 22
+    assert len(data["parts"]) == 23
     assert data["missing"] == ["bwrap", "chromium", "npm", "dockerd", "at-spi-bus-launcher"]
     assert data["disabled_tiers"] == ["browser", "desktop", "docker", "sandbox", "swf"]
     rows = {row["part"]: row for row in data["parts"]}
@@ -184,13 +184,13 @@ def test_table_rows_and_the_tiers_a_missing_part_disables():
     table = sd.format_table(data)
     assert re.search(r"^bwrap +bubblewrap +sandbox +MISSING +Python sandbox isolation", table, re.M)
     assert re.search(r"^Xvfb +xvfb +desktop +installed$", table, re.M)
-    assert "system parts: 17 of 22 installed; disabled: browser, desktop, docker, sandbox, swf" in table
+    assert "system parts: 18 of 23 installed; disabled: browser, desktop, docker, sandbox, swf" in table
     assert table.splitlines()[-2:] == [
         "  apt-get install -y bubblewrap chromium npm docker.io",
         "  apt-get install -y --no-install-recommends at-spi2-core",
     ]
     green = sd.format_table(sd.report(Groups(), machine, present_except()))
-    assert green.splitlines()[-1] == "system parts: all 22 installed; no test tier is disabled"
+    assert green.splitlines()[-1] == "system parts: all 23 installed; no test tier is disabled"
 
 
 def test_the_makefile_lists_are_the_modules_and_every_package_has_a_part():
@@ -217,7 +217,7 @@ def test_the_module_is_stdlib_only_and_runs_isolated_as_a_script():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert len(data["parts"]) == 22 and set(data) == {"root", "apt", "parts", "missing", "disabled_tiers", "commands"}
+    assert len(data["parts"]) == 23 and set(data) == {"root", "apt", "parts", "missing", "disabled_tiers", "commands"}
     assert data["disabled_tiers"] == sd.report(Groups(), Machine.here())["disabled_tiers"]
 
 
